@@ -1,0 +1,38 @@
+//! Immutable, hash-consed tensor graphs.
+//!
+//! A graph is made of [`Var`]s, each an output of a [`Node`]: a leaf (input, shared variable,
+//! constant) or an [`Op`] applied to other variables. Nodes are interned, so building the same
+//! expression twice yields the same node: `x.exp() == x.exp()` is a pointer comparison, and
+//! common subexpressions are shared without a separate pass. Graphs are never mutated; rewrites
+//! build new ones.
+//!
+//! Each concern over ops is one exhaustive `match` in its own module: [`infer_types`] (output
+//! dtypes and static shapes), [`shape_of`] (symbolic shapes), and printing; the interpreter's
+//! kernels live in `oxtensor-runtime`.
+
+mod error;
+mod fgraph;
+mod frozen;
+pub mod index;
+mod infer;
+mod node;
+mod op;
+mod print;
+mod scalar_op;
+mod shape;
+mod site;
+mod types;
+mod verify;
+
+pub use error::GraphError;
+pub use fgraph::{FunctionGraph, clone_replace, toposort};
+pub use frozen::FrozenGraph;
+pub use infer::infer_types;
+pub use node::{Inputs, Node, NodeKind, Var, interned_count};
+pub use op::{ArgReduceOp, Axes, IndexEntry, IndexSpec, Op, ReduceOp};
+pub use print::{PrintOptions, debugprint};
+pub use scalar_op::{Arity, ScalarKind, ScalarOp};
+pub use shape::shape_of;
+pub use site::{Site, with_site};
+pub use types::{StaticShape, TensorType};
+pub use verify::verify;

@@ -1,0 +1,23 @@
+use crate::RuntimeError;
+use oxtensor_data::Tensor;
+use oxtensor_graph::FunctionGraph;
+use std::sync::Arc;
+
+/// Something that turns a rewritten [`FunctionGraph`] into an [`Executable`]: the interpreter,
+/// generated native code, a JIT, later a GPU. Everything above this trait (graph building,
+/// rewriting, scheduling, the `Function` wrapper) is shared by all backends.
+pub trait Backend: Send + Sync {
+    /// A short name (`"interp"`, `"native"`), used by modes and printing.
+    fn name(&self) -> &'static str;
+
+    /// Compiles the graph. Values are passed to the executable in the order: the graph's
+    /// explicit inputs, then its shared inputs.
+    fn compile(&self, graph: &FunctionGraph) -> Result<Arc<dyn Executable>, RuntimeError>;
+}
+
+/// A compiled graph. Safe to call from several threads at once.
+pub trait Executable: Send + Sync {
+    /// Runs on `values` (explicit inputs, then shared inputs), which the caller has already
+    /// checked against the input types; returns one tensor per graph output.
+    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError>;
+}

@@ -1,0 +1,49 @@
+/// A failure inside one kernel: a runtime shape, index or value problem. The interpreter wraps
+/// it with the node it happened in.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KernelError {
+    /// Runtime extents that do not fit together (broadcasting, joins, reshape, matmul).
+    #[error("{0}")]
+    Shape(String),
+    /// An index out of range.
+    #[error("{0}")]
+    Index(String),
+    /// Any other invalid runtime value (a zero slice step, a negative extent…).
+    #[error("{0}")]
+    Value(String),
+}
+
+impl From<oxtensor_data::DataError> for KernelError {
+    fn from(e: oxtensor_data::DataError) -> KernelError {
+        match e {
+            oxtensor_data::DataError::OutOfBounds(m) => KernelError::Index(m),
+            other => KernelError::Shape(other.to_string()),
+        }
+    }
+}
+
+/// An error while running a compiled function, naming the node and where it was created.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuntimeError {
+    /// A kernel failed.
+    #[error("{op} (the node computing {var}) failed: {source}")]
+    Kernel {
+        /// The op.
+        op: String,
+        /// Description of the node's first output (name, type, creation site).
+        var: String,
+        /// What went wrong.
+        source: KernelError,
+    },
+    /// The executable was given the wrong number of values.
+    #[error("expected {expected} input values, got {got}")]
+    Arity {
+        /// Values expected.
+        expected: usize,
+        /// Values given.
+        got: usize,
+    },
+    /// The backend cannot compile this graph.
+    #[error("{0}")]
+    Unsupported(String),
+}

@@ -1,0 +1,64 @@
+//! The interpreter's reference kernels: one exhaustive `match` over [`Op`] dispatching to a
+//! module per family. Kernels take input tensors (any strides) and return fresh outputs (or
+//! views, for view ops); they never trust shapes they have not checked.
+
+mod elemwise;
+mod index;
+mod layout;
+mod matmul;
+mod reduce;
+pub mod scalar;
+
+use crate::KernelError;
+use oxtensor_data::Tensor;
+use oxtensor_graph::{Op, TensorType};
+
+/// What a kernel knows about its node besides the values: the static types of inputs and
+/// outputs (for the static-1 broadcasting rule and output dtypes).
+pub struct KernelCtx<'a> {
+    /// Static types of the inputs.
+    pub input_types: &'a [TensorType],
+    /// Static types of the outputs.
+    pub output_types: &'a [TensorType],
+}
+
+/// Elements above which a kernel splits its work across threads.
+pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// Computes `op` on `inputs`, returning one tensor per output.
+pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tensor>, KernelError> {
+    let one = |t: Tensor| Ok(vec![t]);
+    match op {
+        Op::Elemwise(s) => one(elemwise::elemwise(*s, inputs, ctx)?),
+        Op::Reduce { op, axes } => one(reduce::reduce(*op, axes, inputs[0])?),
+        Op::ArgReduce { op, axis } => one(reduce::arg_reduce(*op, *axis, inputs[0])?),
+        Op::DimShuffle { order } => one(layout::dimshuffle(inputs[0], order)?),
+        Op::Reshape { .. } => one(layout::reshape(inputs[0], inputs[1])?),
+        Op::Shape => one(layout::shape(inputs[0])),
+        Op::ShapeI(i) => one(layout::shape_i(inputs[0], *i)),
+        Op::SpecifyShape(spec) => one(layout::specify_shape(inputs[0], spec)?),
+        Op::Alloc { .. } => one(layout::alloc(inputs[0], &inputs[1..])?),
+        Op::Arange(dt) => one(layout::arange(*dt, inputs[0], inputs[1], inputs[2])?),
+        Op::Eye(dt) => one(layout::eye(*dt, inputs[0], inputs[1], inputs[2])?),
+        Op::MakeVector(dt) => one(layout::make_vector(*dt, inputs)?),
+        Op::Join { axis } => one(layout::join(*axis, inputs, ctx.output_types[0].dtype)?),
+        Op::Split { axis, .. } => layout::split(*axis, inputs[0], inputs[1]),
+        Op::Subtensor(spec) => one(index::subtensor(inputs[0], spec, &inputs[1..])?),
+        Op::IncSubtensor { index, set } => one(index::inc_subtensor(
+            inputs[0],
+            inputs[1],
+            index,
+            &inputs[2..],
+            *set,
+        )?),
+        Op::Take { axis } => one(index::take(inputs[0], inputs[1], *axis)?),
+        Op::IncTake { axis, set } => one(index::inc_take(
+            inputs[0], inputs[1], inputs[2], *axis, *set,
+        )?),
+        Op::MatMul => one(matmul::matmul(
+            inputs[0],
+            inputs[1],
+            ctx.output_types[0].dtype,
+        )?),
+    }
+}

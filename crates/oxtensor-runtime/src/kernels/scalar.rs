@@ -1,0 +1,1 @@
+//! Scalar math with NumPy/SciPy semantics.
