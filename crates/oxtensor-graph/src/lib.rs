@@ -10,6 +10,7 @@
 //! dtypes and static shapes), [`shape_of`] (symbolic shapes), and printing; the interpreter's
 //! kernels live in `oxtensor-runtime`.
 
+pub mod build;
 mod error;
 mod fgraph;
 mod frozen;

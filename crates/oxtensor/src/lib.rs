@@ -1,1 +1,35 @@
-//! placeholder
+//! oxtensor: a symbolic tensor compiler.
+//!
+//! Build a graph of tensor operations symbolically, compile it with [`function`], and call the
+//! result on arrays:
+//!
+//! ```
+//! use oxtensor::{function, vector, DType, Tensor};
+//!
+//! let x = vector("x", DType::F64);
+//! let y = (&x * &x).sum(None);
+//! let f = function(&[x], &[y]).build().unwrap();
+//! let out = f.call(&[Tensor::from_slice(&[1.0, 2.0, 3.0], &[3]).unwrap()]).unwrap();
+//! assert_eq!(out[0].item::<f64>(), Some(14.0));
+//! ```
+//!
+//! The layers below are re-exported: [`oxtensor_data`] (dtypes, tensors), [`oxtensor_graph`]
+//! (graphs, ops, builders), [`oxtensor_runtime`] (backends).
+
+mod constructors;
+mod error;
+mod function;
+mod mode;
+mod shared;
+
+pub use constructors::*;
+pub use error::Error;
+pub use function::{Function, FunctionBuilder, OnUnusedInput, function};
+pub use mode::Mode;
+pub use shared::{get_value, set_value, shared};
+
+pub use oxtensor_data::{DType, Tensor};
+pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
+pub use oxtensor_graph::{GraphError, PrintOptions, TensorType, Var, debugprint};
+pub use oxtensor_runtime::RuntimeError;
+pub use {oxtensor_data, oxtensor_graph, oxtensor_runtime};
