@@ -19,6 +19,7 @@
 mod constructors;
 mod error;
 mod function;
+pub mod gradient;
 mod mode;
 mod shared;
 

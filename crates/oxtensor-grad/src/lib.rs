@@ -1,0 +1,1 @@
+//! Automatic differentiation (in progress).

@@ -1,0 +1,1 @@
+//! Gradients: re-exports of `oxtensor-grad` plus `verify_grad` (in progress).
