@@ -22,9 +22,10 @@ impl Site {
     /// else the Rust caller's.
     #[track_caller]
     pub fn current() -> Site {
+        let caller = Location::caller();
         EXTERNAL_SITE
             .with(|s| s.borrow().clone())
-            .map_or_else(|| Site::Rust(Location::caller()), Site::External)
+            .map_or(Site::Rust(caller), Site::External)
     }
 }
 
