@@ -1,0 +1,97 @@
+//! The main job, end to end: build symbolic graphs, compile them into functions, call them on
+//! arrays, and print the results and the compiled graphs.
+//!
+//! Run with `cargo run --release -p oxtensor --example demo`.
+
+use oxtensor::ops::{self, Idx};
+use oxtensor::{DType, PrintOptions, Tensor, function, get_value, matrix, scalar, shared, vector};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn show(label: &str, t: &Tensor) {
+    println!("{label:>28} = {:?}", t);
+}
+
+fn main() -> Result<()> {
+    println!("== 1. Elementwise math with broadcasting ==");
+    let x = vector("x", DType::F64);
+    let y = vector("y", DType::F64);
+    let z = (-(&x * &x)).exp() * y.sin() + (&x * &y).abs().log1p();
+    let f = function(&[x.clone(), y.clone()], &[z.clone()]).build()?;
+    let xs = Tensor::from_slice(&[-1.0, 0.0, 0.5, 2.0], &[4])?;
+    let ys = Tensor::from_slice(&[0.1, 0.2, 0.3, 0.4], &[4])?;
+    show(
+        "exp(-x²)·sin(y)+log1p(|xy|)",
+        &f.call(&[xs.clone(), ys.clone()])?[0],
+    );
+    print!("{}", f.dprint(PrintOptions::default()));
+
+    println!("\n== 2. Reductions, statistics, stable functions ==");
+    let m = matrix("m", DType::F64);
+    let outs = [
+        m.sum(Some(&[1])),
+        ops::mean(&m, Some(&[0]), false)?,
+        ops::std(&m, None, 0, false)?,
+        ops::argmax(&m, Some(-1), false)?,
+        ops::softplus(&m)?.max(None),
+    ];
+    let g = function(&[m.clone()], &outs).build()?;
+    let data = Tensor::from_slice(&[1.0, 5.0, -2.0, 800.0, -800.0, 3.0], &[2, 3])?;
+    let names = [
+        "row sums",
+        "column means",
+        "std of all",
+        "argmax per row",
+        "max softplus (no overflow)",
+    ];
+    for (name, value) in names.iter().zip(g.call(&[data.clone()])?) {
+        show(name, &value);
+    }
+
+    println!("\n== 3. Indexing, reshapes and functional updates ==");
+    let v = vector("v", DType::F32);
+    let rev = v.at(&[Idx::range(None, None, Some(-1))]);
+    let grid = v.reshape(&[2, -1]).t();
+    let bumped = ops::inc_subtensor(
+        &v.at(&[Idx::range(Some(1), Some(3), None)]),
+        &oxtensor::Var::constant(Tensor::scalar(10.0f32)),
+    )?;
+    let h = function(&[v.clone()], &[rev, grid, bumped]).build()?;
+    let vals = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])?;
+    for (name, value) in ["v[::-1]", "v.reshape(2, -1).T", "inc_subtensor(v[1:3], 10)"]
+        .iter()
+        .zip(h.call(&[vals])?)
+    {
+        show(name, &value);
+    }
+
+    println!("\n== 4. Shared state and updates: a running counter and a matrix-vector model ==");
+    let w = shared(Tensor::from_slice(&[0.5, -0.25, 1.0], &[3])?, Some("w"));
+    let lr = scalar("lr", DType::F64);
+    let a = matrix("a", DType::F64);
+    let pred = ops::matmul(&a, &w)?;
+    let loss = ops::mean(&ops::sqr(&pred)?, None, false)?;
+    // A hand-written gradient of mean((a·w)²): 2/n · aᵀ(a·w).
+    let n = ops::shape_i(&a, 0)?.astype(DType::F64);
+    let grad_w = ops::matmul(&a.t(), &pred)? * 2.0 / n;
+    let step = function(&[a.clone(), lr.clone()], &[loss.clone()])
+        .updates(&[(w.clone(), &w - &(&lr * &grad_w))])
+        .build()?;
+    let a_val = Tensor::from_slice(&[1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 3.0, 0.0, 1.0], &[3, 3])?;
+    for i in 0..5 {
+        let l = step.call(&[a_val.clone(), Tensor::scalar(0.05)])?;
+        println!(
+            "{:>28} = {:.6}   w = {:?}",
+            format!("step {i} loss"),
+            l[0].item::<f64>().unwrap_or(f64::NAN),
+            get_value(&w)?
+        );
+    }
+
+    println!("\n== 5. A clear error for a bad call ==");
+    match f.call(&[Tensor::from_slice(&[1.0f64, 2.0], &[2, 1])?, ys]) {
+        Err(e) => println!("{e}"),
+        Ok(_) => println!("unexpectedly accepted a matrix"),
+    }
+    Ok(())
+}
