@@ -524,7 +524,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             }
             let c = |v: &Var| v.constant_value().and_then(|t| t.item::<f64>());
             let len = match (c(&inputs[0]), c(&inputs[1]), c(&inputs[2])) {
-                (_, _, Some(s)) if s == 0.0 => {
+                (_, _, Some(0.0)) => {
                     return Err(GraphError::invalid(op, "arange step cannot be zero"));
                 }
                 (Some(a), Some(b), Some(s)) => Some(((b - a) / s).ceil().max(0.0) as usize),
@@ -678,6 +678,16 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             }
             check_fits(op, y, &take_shape(x, i, *axis))?;
             one(x.ty().clone())
+        }
+        Op::GradMarker(m) => {
+            let n = if *m == crate::GradMarker::Clip { 3 } else { 1 };
+            arity(op, inputs, n)?;
+            for bound in &inputs[1..] {
+                if bound.ndim() != 0 {
+                    return Err(GraphError::rank(op, bound, "0 (a scalar bound)"));
+                }
+            }
+            one(inputs[0].ty().clone())
         }
         Op::MatMul => {
             arity(op, inputs, 2)?;

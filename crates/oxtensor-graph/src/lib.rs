@@ -30,7 +30,7 @@ pub use fgraph::{FunctionGraph, clone_replace, toposort};
 pub use frozen::FrozenGraph;
 pub use infer::infer_types;
 pub use node::{Inputs, Node, NodeKind, Var, interned_count};
-pub use op::{ArgReduceOp, Axes, IndexEntry, IndexSpec, Op, ReduceOp};
+pub use op::{ArgReduceOp, Axes, GradMarker, IndexEntry, IndexSpec, Op, ReduceOp};
 pub use print::{PrintOptions, debugprint};
 pub use scalar_op::{Arity, ScalarKind, ScalarOp};
 pub use shape::shape_of;

@@ -434,18 +434,6 @@ impl Hash for Var {
     }
 }
 
-impl PartialOrd for Var {
-    fn partial_cmp(&self, other: &Var) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Var {
-    fn cmp(&self, other: &Var) -> std::cmp::Ordering {
-        self.id().cmp(&other.id())
-    }
-}
-
 impl std::fmt::Debug for Var {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self.name(), self.owner()) {

@@ -103,9 +103,24 @@ pub enum Op {
         /// Replace rather than add.
         set: bool,
     },
+    /// The identity on input 0 that only changes how gradients flow through it (`zero_grad`,
+    /// `disconnected_grad`, `grad_clip`). `Clip` takes `(x, lo, hi)` with 0-d bounds; the others
+    /// take `(x)`. A view; rewrites may drop it once gradients are built.
+    GradMarker(GradMarker),
     /// `np.matmul`: vector·vector, matrix·vector, matrix·matrix, and batched with broadcasting
     /// of the leading dimensions.
     MatMul,
+}
+
+/// How an [`Op::GradMarker`] changes the gradient flowing into its input.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GradMarker {
+    /// The gradient is zero (the input stays connected).
+    Zero,
+    /// No gradient flows: the input is treated as a constant.
+    Disconnected,
+    /// The gradient is clipped elementwise to `[lo, hi]`.
+    Clip,
 }
 
 /// The combining function of a [`Op::Reduce`].
@@ -219,6 +234,7 @@ impl Op {
             | Op::IncSubtensor { .. }
             | Op::Take { .. }
             | Op::IncTake { .. }
+            | Op::GradMarker(_)
             | Op::MatMul => 1,
         }
     }
@@ -227,7 +243,11 @@ impl Op {
     pub fn is_view(&self) -> bool {
         matches!(
             self,
-            Op::DimShuffle { .. } | Op::Subtensor(_) | Op::Split { .. } | Op::SpecifyShape(_)
+            Op::DimShuffle { .. }
+                | Op::Subtensor(_)
+                | Op::Split { .. }
+                | Op::SpecifyShape(_)
+                | Op::GradMarker(_)
         )
     }
 }
@@ -323,6 +343,7 @@ impl fmt::Display for Op {
                     }
                 )
             }
+            Op::GradMarker(m) => write!(f, "GradMarker{{{m:?}}}"),
             Op::MatMul => write!(f, "MatMul"),
         }
     }

@@ -60,14 +60,14 @@ fn node_dims(
     let single = |dims: Dims| Ok(vec![dims]);
     match op {
         Op::Elemwise(_) => {
-            let mut dims = Vec::with_capacity(out.ndim());
-            for d in 0..out.ndim() {
-                let src = inputs.iter().position(|v| v.ty().shape[d] != Some(1));
-                dims.push(match src {
-                    Some(k) => own(out, d, ins[k][d].clone())?,
-                    None => Var::int_constant(1),
-                });
-            }
+            let dims = (0..out.ndim())
+                .map(
+                    |d| match inputs.iter().position(|v| v.ty().shape[d] != Some(1)) {
+                        Some(k) => own(out, d, ins[k][d].clone()),
+                        None => Ok(Var::int_constant(1)),
+                    },
+                )
+                .collect::<Result<_, _>>()?;
             single(dims)
         }
         Op::Reduce { axes, .. } => single(
@@ -122,9 +122,11 @@ fn node_dims(
             for other in &ins[1..] {
                 dims[*axis] = add(&dims[*axis], &other[*axis])?;
             }
-            for d in 0..dims.len() {
-                dims[d] = own(out, d, dims[d].clone())?;
-            }
+            let dims = dims
+                .into_iter()
+                .enumerate()
+                .map(|(d, v)| own(out, d, v))
+                .collect::<Result<_, _>>()?;
             single(dims)
         }
         Op::Split { axis, .. } => outputs
@@ -147,7 +149,7 @@ fn node_dims(
             dims.extend(ins[0][spec.len()..].iter().cloned());
             single(dims)
         }
-        Op::IncSubtensor { .. } | Op::IncTake { .. } => single(ins[0].clone()),
+        Op::IncSubtensor { .. } | Op::IncTake { .. } | Op::GradMarker(_) => single(ins[0].clone()),
         Op::Take { axis } => {
             let mut dims: Dims = ins[0][..*axis].to_vec();
             dims.extend(ins[1].iter().cloned());

@@ -253,7 +253,8 @@ fn frozen_graphs_compare_by_structure() {
         inlined[0],
         build::mul(&build::exp(&c).unwrap(), &d).unwrap()
     );
-    let err = FrozenGraph::freeze(&[a.clone()], &[build::add(&a, &b).unwrap()]).unwrap_err();
+    let err =
+        FrozenGraph::freeze(std::slice::from_ref(&a), &[build::add(&a, &b).unwrap()]).unwrap_err();
     assert!(err.to_string().contains("'b'"), "{err}");
 }
 

@@ -26,6 +26,7 @@ mod shared;
 pub use constructors::*;
 pub use error::Error;
 pub use function::{Function, FunctionBuilder, OnUnusedInput, function};
+pub use gradient::{grad, grad_vars};
 pub use mode::Mode;
 pub use shared::{get_value, set_value, shared};
 

@@ -35,14 +35,14 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         Op::DimShuffle { order } => one(layout::dimshuffle(inputs[0], order)?),
         Op::Reshape { .. } => one(layout::reshape(inputs[0], inputs[1])?),
         Op::Shape => one(layout::shape(inputs[0])),
-        Op::ShapeI(i) => one(layout::shape_i(inputs[0], *i)),
+        Op::ShapeI(i) => one(layout::shape_i(inputs[0], *i)?),
         Op::SpecifyShape(spec) => one(layout::specify_shape(inputs[0], spec)?),
         Op::Alloc { .. } => one(layout::alloc(inputs[0], &inputs[1..])?),
         Op::Arange(dt) => one(layout::arange(*dt, inputs[0], inputs[1], inputs[2])?),
         Op::Eye(dt) => one(layout::eye(*dt, inputs[0], inputs[1], inputs[2])?),
         Op::MakeVector(dt) => one(layout::make_vector(*dt, inputs)?),
         Op::Join { axis } => one(layout::join(*axis, inputs, ctx.output_types[0].dtype)?),
-        Op::Split { axis, .. } => layout::split(*axis, inputs[0], inputs[1]),
+        Op::Split { axis, n } => layout::split(*axis, *n, inputs[0], inputs[1]),
         Op::Subtensor(spec) => one(index::subtensor(inputs[0], spec, &inputs[1..])?),
         Op::IncSubtensor { index, set } => one(index::inc_subtensor(
             inputs[0],
@@ -55,6 +55,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         Op::IncTake { axis, set } => one(index::inc_take(
             inputs[0], inputs[1], inputs[2], *axis, *set,
         )?),
+        Op::GradMarker(_) => one(inputs[0].clone()),
         Op::MatMul => one(matmul::matmul(
             inputs[0],
             inputs[1],
