@@ -14,7 +14,8 @@ pub struct Storage {
 }
 
 enum Owner {
-    Aligned,
+    /// Allocated here; `base` is the allocation (the data pointer is rounded up from it).
+    Aligned { base: NonNull<u8> },
     External {
         _keep_alive: Box<dyn Any + Send + Sync>,
         writable: bool,
@@ -29,16 +30,34 @@ unsafe impl Sync for Storage {}
 
 impl Storage {
     /// Allocates `bytes` zeroed bytes, 64-byte aligned.
+    ///
+    /// The allocator is asked for 16-byte alignment and `ALIGN` spare bytes, and the pointer is
+    /// rounded up: with alignment ≤ 16 the system allocator zeroes through `calloc`, which hands
+    /// large blocks out as fresh zero pages, where an over-aligned request would be zeroed by a
+    /// full extra pass over memory.
     pub fn zeroed(bytes: usize) -> Storage {
-        let layout = Self::layout(bytes);
-        // SAFETY: the layout has non-zero size (at least ALIGN bytes) and a valid alignment.
+        Storage::try_zeroed(bytes).unwrap_or_else(|| match Self::layout(bytes) {
+            Some(layout) => std::alloc::handle_alloc_error(layout),
+            None => panic!("allocation of {bytes} bytes overflows"),
+        })
+    }
+
+    /// Like [`Storage::zeroed`], but `None` when the memory cannot be had (so a user asking for
+    /// an absurd array gets an error, not an abort).
+    pub fn try_zeroed(bytes: usize) -> Option<Storage> {
+        let layout = Self::layout(bytes)?;
+        // SAFETY: the layout has non-zero size and a valid alignment.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        Storage {
+        let base = NonNull::new(raw)?;
+        let pad = raw.align_offset(ALIGN);
+        // SAFETY: `pad < ALIGN` and the allocation has `ALIGN` spare bytes past `bytes`, so the
+        // rounded-up pointer and the `bytes` after it stay inside the allocation.
+        let ptr = unsafe { base.add(pad) };
+        Some(Storage {
             ptr,
             bytes,
-            owner: Owner::Aligned,
-        }
+            owner: Owner::Aligned { base },
+        })
     }
 
     /// Wraps memory owned by someone else.
@@ -62,10 +81,8 @@ impl Storage {
         }
     }
 
-    fn layout(bytes: usize) -> Layout {
-        let size = bytes.max(1).next_multiple_of(ALIGN);
-        Layout::from_size_align(size, ALIGN)
-            .unwrap_or_else(|_| panic!("allocation of {bytes} bytes overflows"))
+    fn layout(bytes: usize) -> Option<Layout> {
+        Layout::from_size_align(bytes.checked_add(ALIGN)?, 16).ok()
     }
 
     /// Number of bytes.
@@ -86,7 +103,9 @@ impl Storage {
     /// Mutable pointer to the first byte, if this storage may be written.
     pub fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         match self.owner {
-            Owner::Aligned | Owner::External { writable: true, .. } => Some(self.ptr.as_ptr()),
+            Owner::Aligned { .. } | Owner::External { writable: true, .. } => {
+                Some(self.ptr.as_ptr())
+            }
             Owner::External {
                 writable: false, ..
             } => None,
@@ -95,15 +114,17 @@ impl Storage {
 
     /// True when the bytes belong to this storage (not borrowed from an external owner).
     pub fn is_owned(&self) -> bool {
-        matches!(self.owner, Owner::Aligned)
+        matches!(self.owner, Owner::Aligned { .. })
     }
 }
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Owner::Aligned = self.owner {
-            // SAFETY: allocated in `zeroed` with exactly this layout and not freed before.
-            unsafe { dealloc(self.ptr.as_ptr(), Self::layout(self.bytes)) }
+        if let Owner::Aligned { base } = self.owner {
+            if let Some(layout) = Self::layout(self.bytes) {
+                // SAFETY: `base` was allocated in `try_zeroed` with this layout and not freed.
+                unsafe { dealloc(base.as_ptr(), layout) }
+            }
         }
     }
 }

@@ -40,7 +40,10 @@ impl Tensor {
             shape: shape.into(),
             strides: contiguous_strides(shape),
             offset: 0,
-            storage: Arc::new(Storage::zeroed(n * dtype.size())),
+            storage: Arc::new(
+                Storage::try_zeroed(n * dtype.size())
+                    .ok_or_else(|| DataError::TooLarge(shape.to_vec()))?,
+            ),
         })
     }
 
@@ -454,5 +457,7 @@ mod tests {
         assert!(t.reshape(&[4]).is_err());
         assert_eq!(t.reshape(&[1, 3]).unwrap().shape(), &[1, 3]);
         assert!(Tensor::zeros(DType::F64, &[usize::MAX, 2]).is_err());
+        // Representable but far beyond this machine's memory: an error, not an abort.
+        assert!(matches!(Tensor::zeros(DType::F64, &[1 << 45]), Err(DataError::TooLarge(_))));
     }
 }
