@@ -11,7 +11,8 @@
 use crate::error::GradError;
 use crate::{elemwise, index, layout, marker, matmul, reduce};
 use oxtensor_graph::build::Built;
-use oxtensor_graph::{GraphError, Op, Var, infer_types};
+use oxtensor_graph::{FrozenGraph, GraphError, Op, Var, infer_types, toposort};
+use rustc_hash::FxHashMap;
 
 /// The gradient contribution of a node to one of its inputs.
 #[derive(Clone, Debug)]
@@ -135,7 +136,62 @@ pub fn op_pullback(
         Op::Take { axis } => index::take(*axis, inputs, &g()?, wanted)?,
         Op::IncTake { axis, set } => index::inc_take(*axis, *set, inputs, &g()?, wanted)?,
         Op::GradMarker(m) => marker::pullback(*m, inputs, &g()?, wanted)?,
+        Op::Composite(inner) => composite_pullback(inner, inputs, cotangents, wanted)?,
         Op::MatMul => matmul::pullback(&inputs[0], &inputs[1], &g()?, wanted)?,
     };
     Ok(terms)
+}
+
+/// A fused Composite (built by rewriting, so rarely differentiated) is differentiated by
+/// inlining its scalar program over the actual inputs and pulling back through that.
+fn composite_pullback(
+    inner: &FrozenGraph,
+    inputs: &[Var],
+    cotangents: &[Option<Var>],
+    wanted: &[bool],
+) -> Result<Vec<Term>, GradError> {
+    let mut map: FxHashMap<Var, Var> = inner
+        .placeholders()
+        .into_iter()
+        .zip(inputs.iter().cloned())
+        .collect();
+    for node in toposort(inner.outputs()) {
+        let Some(Op::Elemwise(s)) = node.op() else {
+            return Err(GradError::Invalid(
+                "Composite inner graphs hold only elementwise ops".into(),
+            ));
+        };
+        let args: Vec<Var> = node
+            .inputs()
+            .iter()
+            .map(|v| map.get(v).cloned().unwrap_or_else(|| v.clone()))
+            .collect();
+        map.insert(
+            Var::output_of(&node, 0),
+            oxtensor_graph::build::elemwise(*s, &args)?,
+        );
+    }
+    let (outs, cots): (Vec<Var>, Vec<Var>) = inner
+        .outputs()
+        .iter()
+        .zip(cotangents)
+        .filter_map(|(o, c)| Some((map.get(o).cloned().unwrap_or_else(|| o.clone()), c.clone()?)))
+        .unzip();
+    let wrt: Vec<Var> = inputs
+        .iter()
+        .zip(wanted)
+        .filter(|(_, w)| **w)
+        .map(|(v, _)| v.clone())
+        .collect();
+    let mut grads = crate::pullback(&outs, &wrt, &cots)?.into_iter();
+    Ok(wanted
+        .iter()
+        .map(|&w| {
+            if w {
+                grads.next().map_or(Term::Zero, Term::Grad)
+            } else {
+                Term::Disconnected
+            }
+        })
+        .collect())
 }

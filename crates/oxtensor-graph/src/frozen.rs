@@ -108,3 +108,33 @@ impl std::fmt::Debug for FrozenGraph {
         )
     }
 }
+
+/// Renders a scalar inner-graph variable as an infix expression over `i0, i1, …` (how
+/// `debugprint` shows a Composite, as PyTensor does).
+pub(crate) fn render_scalar(v: &Var) -> String {
+    use crate::{Op, ScalarOp};
+    if let NodeKind::Placeholder(i) = v.node().kind() {
+        return format!("i{i}");
+    }
+    if let Some(c) = v.constant_value() {
+        return format!(
+            "{:?}",
+            c.to_vec_as::<f64>().first().copied().unwrap_or(f64::NAN)
+        );
+    }
+    let Some((op, inputs)) = v.owner() else {
+        return format!("{v:?}");
+    };
+    let args: Vec<String> = inputs.iter().map(render_scalar).collect();
+    let infix = |sym: &str| format!("({})", args.join(&format!(" {sym} ")));
+    match op {
+        Op::Elemwise(ScalarOp::Add) => infix("+"),
+        Op::Elemwise(ScalarOp::Sub) => infix("-"),
+        Op::Elemwise(ScalarOp::Mul) => infix("*"),
+        Op::Elemwise(ScalarOp::TrueDiv) => infix("/"),
+        Op::Elemwise(ScalarOp::Pow) => infix("**"),
+        Op::Elemwise(ScalarOp::Neg) => format!("(-{})", args.join("")),
+        Op::Elemwise(s) => format!("{}({})", s.name().to_lowercase(), args.join(", ")),
+        other => format!("{other}({})", args.join(", ")),
+    }
+}

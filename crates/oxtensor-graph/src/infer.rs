@@ -679,6 +679,33 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             check_fits(op, y, &take_shape(x, i, *axis))?;
             one(x.ty().clone())
         }
+        Op::Composite(g) => {
+            arity(op, inputs, g.input_types().len())?;
+            for (v, t) in inputs.iter().zip(g.input_types()) {
+                if t.ndim() != 0 {
+                    return Err(GraphError::invalid(op, "inner graph inputs must be 0-d"));
+                }
+                if v.dtype() != t.dtype {
+                    return Err(GraphError::dtype(op, v, t.dtype.to_string()));
+                }
+            }
+            for node in crate::fgraph::toposort(g.outputs()) {
+                if !matches!(node.op(), Some(Op::Elemwise(_))) {
+                    return Err(GraphError::invalid(
+                        op,
+                        "inner graphs may only hold elementwise ops",
+                    ));
+                }
+            }
+            let shape = broadcast_static(op, inputs)?;
+            Ok(g.outputs()
+                .iter()
+                .map(|o| TensorType {
+                    dtype: o.dtype(),
+                    shape: shape.clone(),
+                })
+                .collect())
+        }
         Op::GradMarker(m) => {
             let n = if *m == crate::GradMarker::Clip { 3 } else { 1 };
             arity(op, inputs, n)?;

@@ -1,4 +1,4 @@
-use crate::ScalarOp;
+use crate::{FrozenGraph, ScalarOp};
 use oxtensor_data::DType;
 use smallvec::SmallVec;
 use std::fmt;
@@ -103,6 +103,11 @@ pub enum Op {
         /// Replace rather than add.
         set: bool,
     },
+    /// A fused elementwise program: the frozen inner graph maps 0-d placeholders (one per
+    /// input, of the input's dtype) to 0-d outputs using only `Elemwise` ops, and the op applies
+    /// it elementwise with `Elemwise`'s broadcasting rules. Fusion builds these so a chain of
+    /// elementwise ops makes one pass over memory; each output is one of the inner outputs.
+    Composite(FrozenGraph),
     /// The identity on input 0 that only changes how gradients flow through it (`zero_grad`,
     /// `disconnected_grad`, `grad_clip`). `Clip` takes `(x, lo, hi)` with 0-d bounds; the others
     /// take `(x)`. A view; rewrites may drop it once gradients are built.
@@ -217,6 +222,7 @@ impl Op {
     pub fn n_outputs(&self) -> usize {
         match self {
             Op::Split { n, .. } => *n,
+            Op::Composite(g) => g.outputs().len(),
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -344,6 +350,14 @@ impl fmt::Display for Op {
                 )
             }
             Op::GradMarker(m) => write!(f, "GradMarker{{{m:?}}}"),
+            Op::Composite(g) => {
+                let exprs: Vec<String> = g
+                    .outputs()
+                    .iter()
+                    .map(crate::frozen::render_scalar)
+                    .collect();
+                write!(f, "Composite{{{}}}", exprs.join(", "))
+            }
             Op::MatMul => write!(f, "MatMul"),
         }
     }

@@ -59,7 +59,7 @@ fn node_dims(
     let out = &outputs[0];
     let single = |dims: Dims| Ok(vec![dims]);
     match op {
-        Op::Elemwise(_) => {
+        Op::Elemwise(_) | Op::Composite(_) => {
             let dims = (0..out.ndim())
                 .map(
                     |d| match inputs.iter().position(|v| v.ty().shape[d] != Some(1)) {
@@ -68,7 +68,7 @@ fn node_dims(
                     },
                 )
                 .collect::<Result<_, _>>()?;
-            single(dims)
+            Ok(vec![dims; outputs.len()])
         }
         Op::Reduce { axes, .. } => single(
             ins[0]

@@ -202,3 +202,20 @@ pub fn switch(cond: &Var, a: &Var, b: &Var) -> Built {
 pub fn clip(x: &Var, lo: &Var, hi: &Var) -> Built {
     elemwise(ScalarOp::Clip, &[x.clone(), lo.clone(), hi.clone()])
 }
+
+/// A fused elementwise program: `inner_outputs` computed from the 0-d `inner_inputs` with
+/// elementwise ops, applied to `inputs` (padded to a common rank) as one `Composite` node.
+#[track_caller]
+pub fn composite(
+    inner_inputs: &[Var],
+    inner_outputs: &[Var],
+    inputs: &[Var],
+) -> Result<SmallVec<[Var; 1]>, crate::GraphError> {
+    let graph = crate::FrozenGraph::freeze(inner_inputs, inner_outputs)?;
+    let ndim = inputs.iter().map(Var::ndim).max().unwrap_or(0);
+    let padded: SmallVec<[Var; 3]> = inputs
+        .iter()
+        .map(|v| pad_rank(v, ndim))
+        .collect::<Result<_, _>>()?;
+    Var::apply(Op::Composite(graph), &padded)
+}

@@ -2,6 +2,7 @@
 //! module per family. Kernels take input tensors (any strides) and return fresh outputs (or
 //! views, for view ops); they never trust shapes they have not checked.
 
+mod composite;
 mod elemwise;
 mod index;
 mod layout;
@@ -56,6 +57,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             inputs[0], inputs[1], inputs[2], *axis, *set,
         )?),
         Op::GradMarker(_) => one(inputs[0].clone()),
+        Op::Composite(g) => composite::composite(g, inputs, ctx),
         Op::MatMul => one(matmul::matmul(
             inputs[0],
             inputs[1],
