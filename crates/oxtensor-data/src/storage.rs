@@ -120,11 +120,11 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Owner::Aligned { base } = self.owner {
-            if let Some(layout) = Self::layout(self.bytes) {
-                // SAFETY: `base` was allocated in `try_zeroed` with this layout and not freed.
-                unsafe { dealloc(base.as_ptr(), layout) }
-            }
+        if let Owner::Aligned { base } = self.owner
+            && let Some(layout) = Self::layout(self.bytes)
+        {
+            // SAFETY: `base` was allocated in `try_zeroed` with this layout and not freed.
+            unsafe { dealloc(base.as_ptr(), layout) }
         }
     }
 }
