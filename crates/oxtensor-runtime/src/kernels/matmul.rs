@@ -1,8 +1,277 @@
-use crate::KernelError;
-use oxtensor_data::{DType, Tensor};
+//! `np.matmul`: vector·vector, matrix·vector, vector·matrix, matrix·matrix, and stacks of
+//! matrices with NumPy broadcasting of the leading (batch) dimensions.
+//!
+//! `float32`/`float64` products go to the `gemm` crate, which takes arbitrary row and column
+//! strides, so transposed, reversed or sliced views are multiplied without a copy. Integer and
+//! bool products (rare, and not worth a packed kernel) use a direct loop with wrapping
+//! arithmetic in the output dtype, as NumPy does; a bool product is the logical or of ands.
 
-/// `np.matmul(a, b)` computed in `dtype`.
+use super::PARALLEL_THRESHOLD;
+use super::reduce::storage_slice;
+use crate::KernelError;
+use oxtensor_data::{DType, Element, Tensor, broadcast_shapes, broadcast_strides};
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+/// Multiply-adds (`m·n·k`) above which one product is worth splitting across threads.
+const GEMM_PARALLEL_WORK: usize = 1 << 18;
+
+/// The operands' common layout: one (m×k)·(k×n) product per batch position.
+struct Problem {
+    m: usize,
+    n: usize,
+    k: usize,
+    /// Row and column strides of the left matrices.
+    a_rs: isize,
+    a_cs: isize,
+    /// Row and column strides of the right matrices.
+    b_rs: isize,
+    b_cs: isize,
+    /// Storage offsets of the left and right matrix of each batch position, in C order.
+    offsets: Vec<(isize, isize)>,
+}
+
+/// `np.matmul(a, b)` computed in `dtype` (the NumPy result type of the operands; operands of
+/// another dtype are converted first).
+///
+/// A 1-D left operand is a row vector and a 1-D right operand a column vector, and the
+/// corresponding dimension is dropped from the result; dimensions before the last two are
+/// batch dimensions and broadcast (extents equal or 1). Mismatched contraction or batch extents
+/// are a [`KernelError::Shape`] naming both shapes.
 pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor, KernelError> {
-    let _ = (a, b, dtype);
-    Err(KernelError::Value("matmul: not yet implemented".into()))
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa.is_empty() || sb.is_empty() {
+        return Err(KernelError::Shape(format!(
+            "matmul: operands must have at least one dimension, got shapes {sa:?} and {sb:?}"
+        )));
+    }
+    let a = if a.dtype() == dtype {
+        a.clone()
+    } else {
+        a.cast(dtype)
+    };
+    let b = if b.dtype() == dtype {
+        b.clone()
+    } else {
+        b.cast(dtype)
+    };
+    let (na, nb) = (sa.len(), sb.len());
+    let (at, bt) = (a.strides(), b.strides());
+    // Left: (batch…, m, k); a vector is one row. Right: (batch…, k, n); a vector is one column.
+    let (m, k, a_rs, a_cs) = if na == 1 {
+        (1, sa[0], 0, at[0])
+    } else {
+        (sa[na - 2], sa[na - 1], at[na - 2], at[na - 1])
+    };
+    let (k2, n, b_rs, b_cs) = if nb == 1 {
+        (sb[0], 1, bt[0], 0)
+    } else {
+        (sb[nb - 2], sb[nb - 1], bt[nb - 2], bt[nb - 1])
+    };
+    if k != k2 {
+        return Err(KernelError::Shape(format!(
+            "matmul: shapes {sa:?} and {sb:?} do not align: {k} (dim {}) != {k2} (dim {})",
+            na - 1,
+            nb.saturating_sub(2)
+        )));
+    }
+    let (a_batch, b_batch) = (&sa[..na.saturating_sub(2)], &sb[..nb.saturating_sub(2)]);
+    let mismatch = || {
+        KernelError::Shape(format!(
+            "matmul: shapes {sa:?} and {sb:?} do not broadcast: batch dimensions {a_batch:?} \
+             and {b_batch:?}"
+        ))
+    };
+    let batch = broadcast_shapes(a_batch, b_batch).map_err(|_| mismatch())?;
+    let mut out_shape: SmallVec<[usize; 4]> = batch.clone();
+    if na >= 2 {
+        out_shape.push(m);
+    }
+    if nb >= 2 {
+        out_shape.push(n);
+    }
+    let mut out = Tensor::zeros(dtype, &out_shape)?;
+    if out.numel() == 0 || k == 0 {
+        // An empty result, or a sum over nothing: zeros (false for bool).
+        return Ok(out);
+    }
+    let a_bst = broadcast_strides(a_batch, &at[..a_batch.len()], &batch).ok_or_else(mismatch)?;
+    let b_bst = broadcast_strides(b_batch, &bt[..b_batch.len()], &batch).ok_or_else(mismatch)?;
+    let count: usize = batch.iter().product();
+    let mut offsets = Vec::with_capacity(count);
+    for flat in 0..count {
+        let (mut ao, mut bo) = (a.offset() as isize, b.offset() as isize);
+        let mut rest = flat;
+        for d in (0..batch.len()).rev() {
+            let i = (rest % batch[d]) as isize;
+            rest /= batch[d];
+            ao += i * a_bst[d];
+            bo += i * b_bst[d];
+        }
+        offsets.push((ao, bo));
+    }
+    // A dimension of extent 1 is never stepped along; a unit stride lets gemm see it as dense.
+    let unit = |extent: usize, stride: isize| if extent == 1 { 1 } else { stride };
+    let p = Problem {
+        m,
+        n,
+        k,
+        a_rs: unit(m, a_rs),
+        a_cs: unit(k, a_cs),
+        b_rs: unit(k, b_rs),
+        b_cs: unit(n, b_cs),
+        offsets,
+    };
+    match dtype {
+        DType::F32 => gemm_batches::<f32>(&p, &a, &b, &mut out)?,
+        DType::F64 => gemm_batches::<f64>(&p, &a, &b, &mut out)?,
+        DType::Bool => loop_batches::<bool>(&p, &a, &b, &mut out)?,
+        DType::I8 => loop_batches::<i8>(&p, &a, &b, &mut out)?,
+        DType::I16 => loop_batches::<i16>(&p, &a, &b, &mut out)?,
+        DType::I32 => loop_batches::<i32>(&p, &a, &b, &mut out)?,
+        DType::I64 => loop_batches::<i64>(&p, &a, &b, &mut out)?,
+        DType::U8 => loop_batches::<u8>(&p, &a, &b, &mut out)?,
+        DType::U16 => loop_batches::<u16>(&p, &a, &b, &mut out)?,
+        DType::U32 => loop_batches::<u32>(&p, &a, &b, &mut out)?,
+        DType::U64 => loop_batches::<u64>(&p, &a, &b, &mut out)?,
+    }
+    Ok(out)
+}
+
+/// The output's elements, which `matmul` has just allocated and holds uniquely.
+fn output<T: Element>(out: &mut Tensor) -> Result<&mut [T], KernelError> {
+    out.data_mut::<T>()
+        .ok_or_else(|| KernelError::Value("matmul: fresh output is not writable".into()))
+}
+
+/// Float products through `gemm`: one call per batch position; batches of small products run
+/// in parallel, a large product is parallelised by `gemm` itself.
+fn gemm_batches<T: Element>(
+    p: &Problem,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+) -> Result<(), KernelError> {
+    let (lhs, rhs) = (storage_slice::<T>(a)?, storage_slice::<T>(b)?);
+    let dst = output::<T>(out)?;
+    let (m, n, k) = (p.m, p.n, p.k);
+    let work = m * n * k;
+    let (zero, one) = (T::from_i64(0), T::from_i64(1));
+    let product = |(ao, bo): (isize, isize), d: &mut [T], parallelism: gemm::Parallelism| {
+        debug_assert_eq!(d.len(), m * n);
+        // SAFETY: `d` is this batch position's m×n block of the fresh C-contiguous output
+        // (row stride n, column stride 1), written only here. `ao`/`bo` are the storage offsets
+        // of element (0, 0) of this position's left/right matrix, and for i < m, p < k, j < n
+        // the offsets ao + i·a_rs + p·a_cs and bo + p·b_rs + j·b_cs address elements of the
+        // operand views (strides of extent-1 dimensions are never multiplied by a non-zero
+        // index), all inside their storages, which `lhs`/`rhs` cover and nobody writes while
+        // `a` and `b` are borrowed. m, n, k ≥ 1 (empty products return early). T is f32 or
+        // f64, the types gemm supports; with `read_dst` false, dst := 1·lhs·rhs.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                d.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                lhs.as_ptr().offset(ao),
+                p.a_cs,
+                p.a_rs,
+                rhs.as_ptr().offset(bo),
+                p.b_cs,
+                p.b_rs,
+                zero,
+                one,
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+    };
+    let batches = p.offsets.len();
+    if batches > 1 && work < GEMM_PARALLEL_WORK && batches * work > PARALLEL_THRESHOLD {
+        dst.par_chunks_mut(m * n)
+            .zip(p.offsets.par_iter())
+            .for_each(|(d, &o)| product(o, d, gemm::Parallelism::None));
+    } else {
+        let parallelism = if work >= GEMM_PARALLEL_WORK {
+            gemm::Parallelism::Rayon(0)
+        } else {
+            gemm::Parallelism::None
+        };
+        for (d, &o) in dst.chunks_mut(m * n).zip(&p.offsets) {
+            product(o, d, parallelism);
+        }
+    }
+    Ok(())
+}
+
+/// `acc + a·b` in the ring of an integer type (wrapping), or `acc | (a & b)` for bool.
+trait MulAdd: Element {
+    /// `self + a·b`, or `self | (a & b)` for bool.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+macro_rules! mul_add_int {
+    ($($t:ty),*) => {$(
+        impl MulAdd for $t {
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                self.wrapping_add(a.wrapping_mul(b))
+            }
+        }
+    )*};
+}
+mul_add_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl MulAdd for bool {
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        self | (a & b)
+    }
+}
+
+/// Integer and bool products: for each output row, `row += a[i, p] · b[p, :]` over `p`, so
+/// the inner loop runs along a row of `b` (contiguous for C-ordered operands). Rows are split
+/// across threads when the work is large.
+fn loop_batches<T: MulAdd>(
+    p: &Problem,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+) -> Result<(), KernelError> {
+    let (lhs, rhs) = (storage_slice::<T>(a)?, storage_slice::<T>(b)?);
+    let dst = output::<T>(out)?;
+    let (m, n, k) = (p.m, p.n, p.k);
+    let idx = |o: isize| o as usize;
+    let row = |r: usize, d: &mut [T]| {
+        let (ao, bo) = p.offsets[r / m];
+        let a_row = ao + (r % m) as isize * p.a_rs;
+        for q in 0..k {
+            let av = lhs[idx(a_row + q as isize * p.a_cs)];
+            let b_row = bo + q as isize * p.b_rs;
+            if p.b_cs == 1 {
+                for (d, &bv) in d.iter_mut().zip(&rhs[idx(b_row)..idx(b_row) + n]) {
+                    *d = d.mul_add(av, bv);
+                }
+            } else {
+                for (j, d) in d.iter_mut().enumerate() {
+                    *d = d.mul_add(av, rhs[idx(b_row + j as isize * p.b_cs)]);
+                }
+            }
+        }
+    };
+    if dst.len() * k > PARALLEL_THRESHOLD {
+        dst.par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(r, d)| row(r, d));
+    } else {
+        for (r, d) in dst.chunks_mut(n).enumerate() {
+            row(r, d);
+        }
+    }
+    Ok(())
 }
