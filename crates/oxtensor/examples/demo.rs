@@ -4,7 +4,10 @@
 //! Run with `cargo run --release -p oxtensor --example demo`.
 
 use oxtensor::ops::{self, Idx};
-use oxtensor::{DType, PrintOptions, Tensor, function, get_value, matrix, scalar, shared, vector};
+use oxtensor::{
+    DType, Mode, PrintOptions, Tensor, function, get_value, grad_vars, matrix, scalar, shared,
+    vector,
+};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -17,7 +20,7 @@ fn main() -> Result<()> {
     let x = vector("x", DType::F64);
     let y = vector("y", DType::F64);
     let z = (-(&x * &x)).exp() * y.sin() + (&x * &y).abs().log1p();
-    let f = function(&[x.clone(), y.clone()], &[z.clone()]).build()?;
+    let f = function(&[x.clone(), y.clone()], std::slice::from_ref(&z)).build()?;
     let xs = Tensor::from_slice(&[-1.0, 0.0, 0.5, 2.0], &[4])?;
     let ys = Tensor::from_slice(&[0.1, 0.2, 0.3, 0.4], &[4])?;
     show(
@@ -35,7 +38,7 @@ fn main() -> Result<()> {
         ops::argmax(&m, Some(-1), false)?,
         ops::softplus(&m)?.max(None),
     ];
-    let g = function(&[m.clone()], &outs).build()?;
+    let g = function(std::slice::from_ref(&m), &outs).build()?;
     let data = Tensor::from_slice(&[1.0, 5.0, -2.0, 800.0, -800.0, 3.0], &[2, 3])?;
     let names = [
         "row sums",
@@ -44,7 +47,7 @@ fn main() -> Result<()> {
         "argmax per row",
         "max softplus (no overflow)",
     ];
-    for (name, value) in names.iter().zip(g.call(&[data.clone()])?) {
+    for (name, value) in names.iter().zip(g.call(std::slice::from_ref(&data))?) {
         show(name, &value);
     }
 
@@ -56,7 +59,7 @@ fn main() -> Result<()> {
         &v.at(&[Idx::range(Some(1), Some(3), None)]),
         &oxtensor::Var::constant(Tensor::scalar(10.0f32)),
     )?;
-    let h = function(&[v.clone()], &[rev, grid, bumped]).build()?;
+    let h = function(std::slice::from_ref(&v), &[rev, grid, bumped]).build()?;
     let vals = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])?;
     for (name, value) in ["v[::-1]", "v.reshape(2, -1).T", "inc_subtensor(v[1:3], 10)"]
         .iter()
@@ -71,10 +74,8 @@ fn main() -> Result<()> {
     let a = matrix("a", DType::F64);
     let pred = ops::matmul(&a, &w)?;
     let loss = ops::mean(&ops::sqr(&pred)?, None, false)?;
-    // A hand-written gradient of mean((a·w)²): 2/n · aᵀ(a·w).
-    let n = ops::shape_i(&a, 0)?.astype(DType::F64);
-    let grad_w = ops::matmul(&a.t(), &pred)? * 2.0 / n;
-    let step = function(&[a.clone(), lr.clone()], &[loss.clone()])
+    let grad_w = grad_vars(&loss, std::slice::from_ref(&w))?.remove(0);
+    let step = function(&[a.clone(), lr.clone()], std::slice::from_ref(&loss))
         .updates(&[(w.clone(), &w - &(&lr * &grad_w))])
         .build()?;
     let a_val = Tensor::from_slice(&[1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 3.0, 0.0, 1.0], &[3, 3])?;
@@ -88,7 +89,25 @@ fn main() -> Result<()> {
         );
     }
 
-    println!("\n== 5. A clear error for a bad call ==");
+    println!("\n== 5. Rewrites make naive formulas stable: log(1 + exp(x)) ==");
+    let x = vector("x", DType::F64);
+    let naive = (x.exp() + 1.0).log();
+    let big = Tensor::from_slice(&[-1000.0, 0.0, 1000.0], &[3])?;
+    for (name, mode) in [
+        ("FAST_COMPILE", Mode::FAST_COMPILE),
+        ("FAST_RUN", Mode::FAST_RUN),
+    ] {
+        let f = function(std::slice::from_ref(&x), std::slice::from_ref(&naive))
+            .mode(mode)
+            .build()?;
+        show(
+            &format!("{name} gives"),
+            &f.call(std::slice::from_ref(&big))?[0],
+        );
+        print!("{}", f.dprint(PrintOptions::default()));
+    }
+
+    println!("\n== 6. A clear error for a bad call ==");
     match f.call(&[Tensor::from_slice(&[1.0f64, 2.0], &[2, 1])?, ys]) {
         Err(e) => println!("{e}"),
         Ok(_) => println!("unexpectedly accepted a matrix"),

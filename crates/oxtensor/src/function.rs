@@ -166,6 +166,7 @@ impl FunctionBuilder {
         }
         self.check_unused(&all_outputs)?;
         let graph = FunctionGraph::new(self.inputs.clone(), all_outputs)?;
+        let (graph, _report) = self.mode.rewrite(&graph)?;
         let exec = self.mode.backend().compile(&graph)?;
         Ok(Function {
             inner: Arc::new(Inner {

@@ -28,10 +28,11 @@ pub use error::Error;
 pub use function::{Function, FunctionBuilder, OnUnusedInput, function};
 pub use gradient::{grad, grad_vars};
 pub use mode::Mode;
+pub use oxtensor_rewrite::{Optimizer, RewriteReport};
 pub use shared::{get_value, set_value, shared};
 
 pub use oxtensor_data::{DType, Tensor};
 pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
 pub use oxtensor_graph::{GraphError, PrintOptions, TensorType, Var, debugprint};
 pub use oxtensor_runtime::RuntimeError;
-pub use {oxtensor_data, oxtensor_graph, oxtensor_runtime};
+pub use {oxtensor_data, oxtensor_graph, oxtensor_rewrite, oxtensor_runtime};

@@ -1,37 +1,149 @@
+use crate::Error;
+use oxtensor_graph::FunctionGraph;
+use oxtensor_rewrite::{Optimizer, RewriteReport};
 use oxtensor_runtime::{Backend, Interpreter};
+use std::fmt;
 use std::sync::Arc;
 
-/// How a function is compiled: which backend runs it (and, once the rewrite engine lands, which
-/// passes rewrite it). PyTensor users know this as `mode=`.
+/// The backend a mode compiles with.
+#[derive(Clone)]
+enum Linker {
+    /// The reference interpreter.
+    Interpreter,
+    /// A backend given by the user.
+    Custom(Arc<dyn Backend>),
+}
+
+/// The reference interpreter, for modes that name it.
+static INTERPRETER: Interpreter = Interpreter;
+
+/// How a function is compiled: which rewrites run on its graph (the optimizer) and which
+/// backend runs the result (the linker). PyTensor users know it as `mode=`; the API follows
+/// PyTensor's `Mode`: [`Mode::new`], the predefined [`Mode::FAST_RUN`] (the default) and
+/// [`Mode::FAST_COMPILE`], and [`Mode::including`] / [`Mode::excluding`] /
+/// [`Mode::requiring`] to adjust the rewrites by tag (`Mode::FAST_RUN.excluding(&["stabilize"])`).
 #[derive(Clone)]
 pub struct Mode {
-    backend: Arc<dyn Backend>,
+    linker: Linker,
+    optimizer: Optimizer,
 }
 
 impl Default for Mode {
+    /// [`Mode::FAST_RUN`].
     fn default() -> Mode {
-        Mode {
-            backend: Arc::new(Interpreter),
-        }
+        Mode::FAST_RUN
     }
 }
 
 impl Mode {
-    /// A mode by PyTensor name (`"FAST_RUN"`, `"FAST_COMPILE"`) or backend name (`"interp"`).
+    /// Every rewrite, and the best backend available (today the interpreter).
+    pub const FAST_RUN: Mode = Mode {
+        linker: Linker::Interpreter,
+        optimizer: Optimizer::FAST_RUN,
+    };
+
+    /// Minimal rewrites (useless operations and constant folding) and the interpreter: the
+    /// quickest compile.
+    pub const FAST_COMPILE: Mode = Mode {
+        linker: Linker::Interpreter,
+        optimizer: Optimizer::FAST_COMPILE,
+    };
+
+    /// A mode from PyTensor's linker and optimizer names. Linkers: `"interp"`, and PyTensor's
+    /// `"py"`, `"vm"`, `"cvm"`, `"c"`, `"c|py"`, `"auto"`, `"default"` — all the interpreter
+    /// until the native backend exists. Optimizers: `"fast_run"`, `"fast_compile"`, `"None"`
+    /// (see [`Optimizer::by_name`]).
+    pub fn new(linker: &str, optimizer: &str) -> Result<Mode, Error> {
+        let linker = match linker {
+            "interp" | "py" | "vm" | "cvm" | "c" | "c|py" | "auto" | "default" => {
+                Linker::Interpreter
+            }
+            other => {
+                return Err(Error::Option(format!(
+                    "unknown linker {other:?}; expected 'interp', 'py', 'vm', 'cvm', 'c', 'c|py' or 'auto'"
+                )));
+            }
+        };
+        let optimizer = Optimizer::by_name(optimizer).ok_or_else(|| {
+            Error::Option(format!(
+                "unknown optimizer {optimizer:?}; expected 'fast_run', 'fast_compile' or 'None'"
+            ))
+        })?;
+        Ok(Mode { linker, optimizer })
+    }
+
+    /// A mode compiling with `backend` after the rewrites `optimizer` selects.
+    pub fn with_backend(backend: Arc<dyn Backend>, optimizer: Optimizer) -> Mode {
+        Mode {
+            linker: Linker::Custom(backend),
+            optimizer,
+        }
+    }
+
+    /// A mode by PyTensor name (`"FAST_RUN"`, `"FAST_COMPILE"`) or backend name (`"interp"`,
+    /// `"py"`: that backend with every rewrite).
     pub fn by_name(name: &str) -> Option<Mode> {
         match name {
-            "FAST_RUN" | "FAST_COMPILE" | "interp" | "py" => Some(Mode::default()),
+            "FAST_RUN" | "interp" | "py" => Some(Mode::FAST_RUN),
+            "FAST_COMPILE" => Some(Mode::FAST_COMPILE),
             _ => None,
         }
     }
 
+    /// The same mode also running the rewrites with any of these tags.
+    pub fn including(&self, tags: &[&str]) -> Mode {
+        self.with_optimizer(self.optimizer.including(tags))
+    }
+
+    /// The same mode without the rewrites that have any of these tags (a pass or rule name is a
+    /// tag too): `excluding(&["stabilize"])`, `excluding(&["nan_unsafe"])`.
+    pub fn excluding(&self, tags: &[&str]) -> Mode {
+        self.with_optimizer(self.optimizer.excluding(tags))
+    }
+
+    /// The same mode keeping only the rewrites that have all of these tags.
+    pub fn requiring(&self, tags: &[&str]) -> Mode {
+        self.with_optimizer(self.optimizer.requiring(tags))
+    }
+
+    /// The same backend with another optimizer.
+    pub fn with_optimizer(&self, optimizer: Optimizer) -> Mode {
+        Mode {
+            linker: self.linker.clone(),
+            optimizer,
+        }
+    }
+
+    /// The rewrite selection.
+    pub fn optimizer(&self) -> &Optimizer {
+        &self.optimizer
+    }
+
     /// The backend that compiles graphs in this mode.
     pub fn backend(&self) -> &dyn Backend {
-        self.backend.as_ref()
+        match &self.linker {
+            Linker::Interpreter => &INTERPRETER,
+            Linker::Custom(b) => b.as_ref(),
+        }
     }
 
     /// The backend's name.
     pub fn linker(&self) -> &'static str {
-        self.backend.name()
+        self.backend().name()
+    }
+
+    /// Rewrites a function's graph with this mode's optimizer (what compiling does before
+    /// handing the graph to the backend).
+    pub fn rewrite(&self, graph: &FunctionGraph) -> Result<(FunctionGraph, RewriteReport), Error> {
+        oxtensor_rewrite::rewrite(graph, &self.optimizer).map_err(|e| Error::Graph(e.into()))
+    }
+}
+
+impl fmt::Debug for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mode")
+            .field("linker", &self.linker())
+            .field("optimizer", &self.optimizer)
+            .finish()
     }
 }
