@@ -1,4 +1,4 @@
-use crate::{Node, NodeKind, Var};
+use crate::{Node, NodeKind, Op, Var};
 use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
@@ -29,6 +29,8 @@ struct Printer {
     ids: FxHashMap<u64, String>,
     opts: PrintOptions,
     out: String,
+    /// Composite nodes met, whose inner graphs are printed after the outer graph.
+    inner: Vec<Var>,
 }
 
 impl Printer {
@@ -73,12 +75,16 @@ impl Printer {
     fn walk(&mut self, v: &Var, prefix: &str, branch: &str, depth: usize) {
         let (text, fresh) = self.head(v);
         let _ = writeln!(self.out, "{prefix}{branch}{text}");
+        if fresh && matches!(v.owner(), Some((Op::Composite(_), _))) {
+            self.inner.push(v.clone());
+        }
         if !fresh || self.opts.depth.is_some_and(|d| depth + 1 >= d) {
             return;
         }
         let child_prefix = match branch {
             "" => format!("{prefix} "),
             "├─ " => format!("{prefix}│  "),
+            " ← " => format!("{prefix}    "),
             _ => format!("{prefix}   "),
         };
         let inputs = v.node().inputs();
@@ -131,9 +137,26 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
         ids: FxHashMap::default(),
         opts,
         out: String::new(),
+        inner: Vec::new(),
     };
     for v in outputs {
         p.walk(v, "", "", 0);
+    }
+    // PyTensor's layout: each fused Composite again, with its inner outputs under ` ← `.
+    if !p.inner.is_empty() {
+        p.out.push_str("\nInner graphs:\n");
+    }
+    let mut k = 0;
+    while k < p.inner.len() {
+        let v = p.inner[k].clone();
+        k += 1;
+        let (text, _) = p.head(&v);
+        let _ = writeln!(p.out, "\n{text}");
+        if let Some((Op::Composite(g), _)) = v.owner() {
+            for o in g.outputs() {
+                p.walk(o, "", " ← ", 0);
+            }
+        }
     }
     p.out
 }

@@ -34,7 +34,7 @@
 //! # The pipeline
 //!
 //! [`PIPELINE`] lists the passes in order (`useless`, `canonicalize`, `stabilize`,
-//! `specialize`), each with tags. An [`Optimizer`] selects rules by tag (PyTensor's
+//! `specialize`, then the whole-graph `fusion` pass, [`rules::fuse`]), each with tags. An [`Optimizer`] selects rules by tag (PyTensor's
 //! `including`/`excluding`/`requiring`); [`rewrite`] runs the selected passes on a
 //! [`FunctionGraph`](oxtensor_graph::FunctionGraph), verifies the graph after each pass in debug
 //! builds, and returns a [`RewriteReport`]. `OXTENSOR_DUMP_PASS=<pass|all>` prints the graph
@@ -52,6 +52,7 @@ pub mod rules;
 pub use driver::{Limits, PassStats, StopReason, apply_rules, type_fits};
 pub use error::RewriteError;
 pub use pipeline::{
-    Optimizer, PIPELINE, Pass, PassDump, PassReport, RewriteReport, Tags, rewrite, rewrite_outputs,
+    GraphPass, Optimizer, PIPELINE, Pass, PassDump, PassReport, RewriteReport, Tags, rewrite,
+    rewrite_outputs,
 };
 pub use rule::{OpKind, Root, Rule, RuleCtx, RuleSet};

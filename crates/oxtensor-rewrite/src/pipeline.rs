@@ -1,14 +1,18 @@
 //! The pass pipeline and the selection of rules by tags (what a mode's optimizer is).
 
 use crate::driver::{Limits, PassStats, apply_rules};
-use crate::rules::{ALGEBRA, FOLD, LAYOUT, SHAPE, SPECIALIZE, STABILIZE, USELESS};
+use crate::rules::{ALGEBRA, FOLD, LAYOUT, SHAPE, SPECIALIZE, STABILIZE, USELESS, fuse};
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
 use std::borrow::Cow;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// A named pass: rule sets run together to a fixpoint, and the pass's tags.
+/// A whole-graph pass: the new outputs of the graph of `outputs`, in order, and what it did.
+pub type GraphPass = fn(&[Var]) -> Result<(Vec<Var>, PassStats), RewriteError>;
+
+/// A named pass: rule sets run together to a fixpoint, or a whole-graph function, and the
+/// pass's tags.
 #[derive(Clone, Copy, Debug)]
 pub struct Pass {
     /// The name (reports, dumps, `OXTENSOR_DUMP_PASS`, and a tag of every rule in the pass).
@@ -17,6 +21,9 @@ pub struct Pass {
     pub tags: &'static [&'static str],
     /// The rule sets, in priority order: at each node the first matching rule wins.
     pub rule_sets: &'static [RuleSet],
+    /// A whole-graph pass run after the rule sets (fusion), when the optimizer selects the
+    /// pass by its name or tags ([`Optimizer::selects_pass`]).
+    pub graph_pass: Option<GraphPass>,
 }
 
 /// The pipeline, in order. Constant folding and the useless-operation rules run in every pass,
@@ -28,30 +35,41 @@ pub struct Pass {
 /// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, layout, shape |
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize |
 /// | `specialize` | `fast_run` | constant_folding, useless, specialize |
+/// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
 /// A rule's tags are the pass's tags and name, its set's name, its own name and its own tags:
-/// `nan_unsafe` (`x * 0`, `x - x`) and `shape_unsafe` (shapes read from inputs). Fusion
-/// (phase 2) will follow `specialize`.
+/// `nan_unsafe` (`x * 0`, `x - x`) and `shape_unsafe` (shapes read from inputs). Fusion runs
+/// last, so the nodes it freezes into Composites are already rewritten.
 pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "useless",
         tags: &["fast_run", "fast_compile"],
         rule_sets: &[FOLD, USELESS],
+        graph_pass: None,
     },
     Pass {
         name: "canonicalize",
         tags: &["fast_run"],
         rule_sets: &[FOLD, USELESS, ALGEBRA, LAYOUT, SHAPE],
+        graph_pass: None,
     },
     Pass {
         name: "stabilize",
         tags: &["fast_run"],
         rule_sets: &[FOLD, USELESS, STABILIZE],
+        graph_pass: None,
     },
     Pass {
         name: "specialize",
         tags: &["fast_run"],
         rule_sets: &[FOLD, USELESS, SPECIALIZE],
+        graph_pass: None,
+    },
+    Pass {
+        name: "fusion",
+        tags: &["fast_run"],
+        rule_sets: &[],
+        graph_pass: Some(fuse),
     },
 ];
 
@@ -211,6 +229,16 @@ impl Optimizer {
             && self.require.iter().all(|t| tagged(t))
     }
 
+    /// True when the whole-graph part of `pass` runs: the pass's name or one of its tags is
+    /// included, none is excluded, and every required tag is among them.
+    pub fn selects_pass(&self, pass: &Pass) -> bool {
+        let tagged = |t: &str| t == pass.name || pass.tags.contains(&t);
+        pass.graph_pass.is_some()
+            && self.include.iter().any(|t| tagged(t))
+            && !self.exclude.iter().any(|t| tagged(t))
+            && self.require.iter().all(|t| tagged(t))
+    }
+
     /// The selected rules of `pass`, in priority order (a rule listed in two of its sets runs
     /// once).
     pub fn selected_rules(&self, pass: &Pass) -> Vec<&'static Rule> {
@@ -342,7 +370,8 @@ pub fn rewrite_outputs(
     let mut passes = Vec::new();
     for pass in optimizer.pipeline {
         let rules = optimizer.selected_rules(pass);
-        if rules.is_empty() {
+        let graph_pass = pass.graph_pass.filter(|_| optimizer.selects_pass(pass));
+        if rules.is_empty() && graph_pass.is_none() {
             continue;
         }
         let print = to_stderr.as_deref().is_some_and(|l| names(l, pass.name));
@@ -350,8 +379,26 @@ pub fn rewrite_outputs(
         let render = |o: &[Var]| debugprint(o, PrintOptions::default());
         let before = (print || keep).then(|| render(&outputs));
         let t = Instant::now();
-        let (new_outputs, stats) = apply_rules(pass.name, &outputs, &rules, &optimizer.limits)?;
+        let (new_outputs, mut stats) = if rules.is_empty() {
+            (outputs, None)
+        } else {
+            let (o, s) = apply_rules(pass.name, &outputs, &rules, &optimizer.limits)?;
+            (o, Some(s))
+        };
         outputs = new_outputs;
+        if let Some(run) = graph_pass {
+            let (o, s) = run(&outputs)?;
+            outputs = o;
+            stats = Some(match stats {
+                Some(mut before) => {
+                    before.hits.extend(s.hits);
+                    before.nodes_after = s.nodes_after;
+                    before
+                }
+                None => s,
+            });
+        }
+        let Some(stats) = stats else { continue };
         let elapsed = t.elapsed();
         if cfg!(debug_assertions) {
             verify(&outputs).map_err(|source| RewriteError::Verify {

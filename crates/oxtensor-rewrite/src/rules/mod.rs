@@ -5,6 +5,7 @@
 
 mod algebra;
 mod fold;
+mod fusion;
 mod layout;
 mod shape;
 mod specialize;
@@ -12,6 +13,8 @@ mod stabilize;
 mod useless;
 
 use crate::RuleSet;
+
+pub use fusion::fuse;
 
 /// Constant folding: nodes whose inputs are all constants become constants.
 pub const FOLD: RuleSet = RuleSet {

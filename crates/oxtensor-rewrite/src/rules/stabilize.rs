@@ -2,12 +2,15 @@
 //! floating point, replaced by equal ones that do not. Each rule's result is at least as
 //! accurate everywhere and finite wherever the true value is.
 //!
+//! `log1mexp(x) = log(1 - exp(x))` holds for `x <= 0` (NaN above, in every form); `logaddexp`
+//! holds everywhere, infinities included.
+//!
 //! The patterns follow the canonical forms (`x - 1` is `x + (-1)` after `canonicalize`), and
 //! also match the plain forms, so the pass works without canonicalization too.
 
 use crate::pattern::{
     apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, keep_dims_order, nary,
-    reduce_of, reduce_over, scalar_like, unary, without_first,
+    reduce_of, reduce_over, scalar_const, scalar_like, unary, without_first,
 };
 use crate::rule::{Root, Rule, RuleCtx};
 use oxtensor_graph::build;
@@ -165,8 +168,75 @@ fn log_softmax(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
     build::sub(x, &keep_dims(&lse, axes, x.ndim())?).ok()
 }
 
+/// `log1mexp(x)` from existing ops: `log1p(-exp(x))` is accurate where `exp(x) < 1/2`, and
+/// `log(-expm1(x))` where `x` is near 0 (Mächler's rule). The first branch reads
+/// `minimum(x, -ln 2)`, equal to `x` where it is selected, which also marks the result as
+/// already stabilized so [`log1mexp_from_log1p`] does not match its own output.
+fn log1mexp(x: &Var, dtype: oxtensor_data::DType) -> Option<Var> {
+    let x = cast_to(x, dtype)?;
+    let cut = scalar_like(-std::f64::consts::LN_2, dtype, x.ndim())?;
+    let low = build::minimum(&x, &cut).ok()?;
+    let near = build::log1p(&build::neg(&build::exp(&low).ok()?).ok()?).ok()?;
+    let far = build::log(&build::neg(&build::expm1(&x).ok()?).ok()?).ok()?;
+    build::switch(&build::lt(&x, &cut).ok()?, &near, &far).ok()
+}
+
+/// True when `x` is `minimum(_, c)` with `c <= -ln 2`: `log1p(-exp(x))` is already accurate.
+fn clamped_low(x: &Var) -> bool {
+    binary(x, ScalarOp::Minimum)
+        .and_then(|(_, c)| scalar_const(c))
+        .is_some_and(|c| c <= -std::f64::consts::LN_2)
+}
+
+// log(1 - exp(x)) → switch(x < -ln 2, log1p(-exp(min(x, -ln 2))), log(-expm1(x)))
+fn log1mexp_from_log(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (c, e) = binary(unary(v, ScalarOp::Log)?, ScalarOp::Sub)?;
+    if !is_const(c, 1.0) {
+        return None;
+    }
+    log1mexp(unary(e, ScalarOp::Exp)?, v.dtype())
+}
+
+// log1p(-exp(x)) → switch(x < -ln 2, log1p(-exp(min(x, -ln 2))), log(-expm1(x)))
+fn log1mexp_from_log1p(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let x = unary(
+        unary(unary(v, ScalarOp::Log1p)?, ScalarOp::Neg)?,
+        ScalarOp::Exp,
+    )?;
+    if clamped_low(x) {
+        return None;
+    }
+    log1mexp(x, v.dtype())
+}
+
+// log(exp(a) + exp(b)) → switch(a == b, a + ln 2, max(a, b) + log1p(exp(-|a - b|)))
+// (the switch gives logaddexp(±inf, ±inf) = ±inf, where a - b is NaN)
+fn logaddexp(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (ea, eb) = binary(unary(v, ScalarOp::Log)?, ScalarOp::Add)?;
+    let (a, b) = (unary(ea, ScalarOp::Exp)?, unary(eb, ScalarOp::Exp)?);
+    let dtype = v.dtype();
+    let (a, b) = (cast_to(a, dtype)?, cast_to(b, dtype)?);
+    let ln2 = scalar_like(std::f64::consts::LN_2, dtype, v.ndim())?;
+    let gap = build::neg(&build::abs(&build::sub(&a, &b).ok()?).ok()?).ok()?;
+    let tail = build::log1p(&build::exp(&gap).ok()?).ok()?;
+    let general = build::add(&build::maximum(&a, &b).ok()?, &tail).ok()?;
+    let equal = build::add(&a, &ln2).ok()?;
+    build::switch(&build::eq(&a, &b).ok()?, &equal, &general).ok()
+}
+
 /// The stabilization rules.
 pub const RULES: &[Rule] = &[
+    Rule::new(
+        "log1mexp_from_log",
+        Root::Elemwise(ScalarOp::Log),
+        log1mexp_from_log,
+    ),
+    Rule::new(
+        "log1mexp_from_log1p",
+        Root::Elemwise(ScalarOp::Log1p),
+        log1mexp_from_log1p,
+    ),
+    Rule::new("logaddexp", Root::Elemwise(ScalarOp::Log), logaddexp),
     Rule::new(
         "log1p_from_log",
         Root::Elemwise(ScalarOp::Log),

@@ -1,128 +1,427 @@
-//! The interpreter's kernel for `Op::Composite`: the inner scalar program evaluated with the
-//! elementwise kernel, each inner node applied to whole (broadcast) tensors.
+//! The interpreter's kernel for `Op::Composite`: the inner scalar program run in one pass over
+//! blocks of output elements.
+//!
+//! The output's iteration space is split into blocks of about [`BLOCK`] elements that are
+//! contiguous runs of the (C-contiguous) outputs. For each block, every input is a strided view
+//! of its own storage (broadcast dimensions have extent 1 and stride 0: nothing is copied or
+//! materialized), the inner nodes are evaluated in order on block-sized temporaries with the
+//! elementwise kernel ([`super::elemwise::elemwise`], so every op has exactly its `Elemwise`
+//! semantics, dtype rules and errors), and the inner outputs are copied into the outputs.
+//! Temporaries are dropped after their last use, so the working set stays in cache; blocks
+//! run in parallel when the output has more than [`super::PARALLEL_THRESHOLD`] elements.
+//!
+//! A `Reduce` of a Composite is not fused here: the interpreter materializes the Composite's
+//! output (one pass) and then reduces it (native backends fuse the two).
 
-use super::KernelCtx;
 use super::elemwise::elemwise;
+use super::{KernelCtx, PARALLEL_THRESHOLD};
 use crate::KernelError;
-use oxtensor_data::Tensor;
-use oxtensor_graph::{FrozenGraph, NodeKind, Op, StaticShape, TensorType, Var, toposort};
+use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::{FrozenGraph, NodeKind, Op, ScalarOp, TensorType, Var, toposort};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-/// A value of the inner program: a tensor and the static type it is checked against.
-struct Value {
-    tensor: Tensor,
-    ty: TensorType,
+/// Output elements per block: the temporaries of a block (a few per live inner value) stay in
+/// the L2 cache, while the per-block dispatch of each inner op is amortized.
+const BLOCK: usize = 4096;
+
+/// A block value and the static type it is checked against.
+type Value = (Tensor, TensorType);
+
+/// Where an inner value comes from.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// The block of input `i`.
+    Input(usize),
+    /// Inner constant `i` (0-d).
+    Const(usize),
+    /// The result of step `i`.
+    Step(usize),
+}
+
+/// One inner node: a scalar op over earlier slots.
+struct Step {
+    op: ScalarOp,
+    args: Vec<Slot>,
+    dtype: DType,
+    /// The last step reading the result (`usize::MAX` for an output): it is dropped after it.
+    last_use: usize,
+}
+
+/// The inner graph flattened into steps.
+struct Program {
+    consts: Vec<Tensor>,
+    steps: Vec<Step>,
+    outputs: Vec<Slot>,
+}
+
+impl Program {
+    fn new(g: &FrozenGraph) -> Result<Program, KernelError> {
+        let mut slots: FxHashMap<Var, Slot> = FxHashMap::default();
+        let mut consts = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
+        let mut slot_of =
+            |v: &Var, slots: &mut FxHashMap<Var, Slot>| -> Result<Slot, KernelError> {
+                if let Some(&s) = slots.get(v) {
+                    return Ok(s);
+                }
+                let s = match v.node().kind() {
+                    NodeKind::Placeholder(i) => Slot::Input(*i),
+                    NodeKind::Constant(c) => {
+                        consts.push(c.clone());
+                        Slot::Const(consts.len() - 1)
+                    }
+                    _ => {
+                        return Err(KernelError::Value(format!(
+                            "Composite: inner graph reads {}, which is not an input",
+                            v.describe()
+                        )));
+                    }
+                };
+                slots.insert(v.clone(), s);
+                Ok(s)
+            };
+        for node in toposort(g.outputs()) {
+            let Some(Op::Elemwise(op)) = node.op() else {
+                return Err(KernelError::Value(
+                    "Composite: inner graphs may only hold elementwise ops".into(),
+                ));
+            };
+            let args = node
+                .inputs()
+                .iter()
+                .map(|v| slot_of(v, &mut slots))
+                .collect::<Result<Vec<_>, _>>()?;
+            let k = steps.len();
+            for a in &args {
+                if let Slot::Step(j) = *a {
+                    steps[j].last_use = k;
+                }
+            }
+            steps.push(Step {
+                op: *op,
+                args,
+                dtype: node.types()[0].dtype,
+                last_use: k,
+            });
+            slots.insert(Var::output_of(&node, 0), Slot::Step(k));
+        }
+        let outputs = g
+            .outputs()
+            .iter()
+            .map(|o| slot_of(o, &mut slots))
+            .collect::<Result<Vec<_>, _>>()?;
+        for o in &outputs {
+            if let Slot::Step(j) = *o {
+                steps[j].last_use = usize::MAX;
+            }
+        }
+        Ok(Program {
+            consts,
+            steps,
+            outputs,
+        })
+    }
+}
+
+/// The output shape and the merged walk over it: dimensions of extent 1 dropped, adjacent
+/// dimensions merged where every input allows it, and each input's element strides (0 where it
+/// is broadcast).
+struct Walk {
+    shape: Vec<usize>,
+    dims: Vec<usize>,
+    strides: Vec<Vec<isize>>,
+}
+
+impl Walk {
+    fn new(inputs: &[&Tensor], types: &[TensorType], ndim: usize) -> Result<Walk, KernelError> {
+        if let Some((i, t)) = inputs.iter().enumerate().find(|(_, t)| t.ndim() != ndim) {
+            return Err(KernelError::Shape(format!(
+                "Composite: input {i} has shape {:?} but the output has rank {ndim}",
+                t.shape()
+            )));
+        }
+        let stretches = |i: usize, d: usize| {
+            inputs[i].shape()[d] == 1
+                && types.get(i).and_then(|t| t.shape.get(d).copied().flatten()) == Some(1)
+        };
+        let mut shape = vec![1; ndim];
+        for (d, extent) in shape.iter_mut().enumerate() {
+            let mut fixed: Option<(usize, usize)> = None;
+            for i in (0..inputs.len()).filter(|&i| !stretches(i, d)) {
+                let e = inputs[i].shape()[d];
+                match fixed {
+                    None => fixed = Some((i, e)),
+                    Some((j, f)) if f != e => {
+                        return Err(KernelError::Shape(format!(
+                            "Composite: input {j} has shape {:?} but input {i} has shape {:?}: \
+                             dimension {d} does not match (only a dimension of static extent \
+                             1 broadcasts)",
+                            inputs[j].shape(),
+                            inputs[i].shape()
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+            *extent = fixed.map_or(1, |(_, e)| e);
+        }
+        let mut dims: Vec<usize> = Vec::new();
+        let mut strides: Vec<Vec<isize>> = vec![Vec::new(); inputs.len()];
+        for d in (0..ndim).filter(|&d| shape[d] != 1) {
+            let s: Vec<isize> = (0..inputs.len())
+                .map(|i| {
+                    if inputs[i].shape()[d] == 1 {
+                        0
+                    } else {
+                        inputs[i].strides()[d]
+                    }
+                })
+                .collect();
+            let merge = !dims.is_empty()
+                && strides
+                    .iter()
+                    .zip(&s)
+                    .all(|(prev, &si)| prev.last().is_some_and(|&p| p == si * shape[d] as isize));
+            if merge {
+                if let Some(last) = dims.last_mut() {
+                    *last *= shape[d];
+                }
+                for (prev, si) in strides.iter_mut().zip(s) {
+                    if let Some(p) = prev.last_mut() {
+                        *p = si;
+                    }
+                }
+            } else {
+                dims.push(shape[d]);
+                for (prev, si) in strides.iter_mut().zip(s) {
+                    prev.push(si);
+                }
+            }
+        }
+        if dims.is_empty() {
+            dims.push(1);
+            for s in &mut strides {
+                s.push(0);
+            }
+        }
+        Ok(Walk {
+            shape,
+            dims,
+            strides,
+        })
+    }
+}
+
+/// How the walk is cut into blocks: a chunk of `chunk` indices along dimension `k` times all
+/// dimensions after it, for every index of the dimensions before it.
+struct Blocks {
+    k: usize,
+    chunk: usize,
+    per_outer: usize,
+    inner: usize,
+    count: usize,
+}
+
+impl Blocks {
+    fn new(dims: &[usize]) -> Blocks {
+        let mut k = dims.len() - 1;
+        let mut inner = 1;
+        while k > 0 && inner * dims[k] <= BLOCK {
+            inner *= dims[k];
+            k -= 1;
+        }
+        // `inner` is the product of the dimensions after `k`; it may exceed BLOCK only when k
+        // is the last dimension (inner = 1), so a chunk is at least one row.
+        let chunk = (BLOCK / inner).clamp(1, dims[k]);
+        let per_outer = dims[k].div_ceil(chunk);
+        let outer: usize = dims[..k].iter().product();
+        Blocks {
+            k,
+            chunk,
+            per_outer,
+            inner,
+            count: outer * per_outer,
+        }
+    }
+}
+
+/// One block: its shape (the walk's dimensions from `k` on) and each input's view of it.
+fn block_views(
+    walk: &Walk,
+    blocks: &Blocks,
+    b: usize,
+    inputs: &[&Tensor],
+) -> Result<(Vec<usize>, Vec<Value>), KernelError> {
+    let (k, dims) = (blocks.k, &walk.dims);
+    let (mut o, ch) = (b / blocks.per_outer, b % blocks.per_outer);
+    let start = ch * blocks.chunk;
+    let mut shape = vec![blocks.chunk.min(dims[k] - start)];
+    shape.extend_from_slice(&dims[k + 1..]);
+    let mut outer_idx = vec![0; k];
+    for d in (0..k).rev() {
+        outer_idx[d] = o % dims[d];
+        o /= dims[d];
+    }
+    let views = inputs
+        .iter()
+        .zip(&walk.strides)
+        .map(|(t, st)| {
+            let mut offset = t.offset() as isize + start as isize * st[k];
+            for (d, &i) in outer_idx.iter().enumerate() {
+                offset += i as isize * st[d];
+            }
+            let vshape: Vec<usize> = shape
+                .iter()
+                .zip(&st[k..])
+                .map(|(&e, &s)| if s == 0 { 1 } else { e })
+                .collect();
+            let ty = TensorType::new(
+                t.dtype(),
+                &vshape
+                    .iter()
+                    .zip(&st[k..])
+                    .map(|(&e, &s)| (s == 0 || e == 1).then_some(1))
+                    .collect::<Vec<_>>(),
+            );
+            let offset = usize::try_from(offset)
+                .map_err(|_| KernelError::Index("Composite: negative block offset".into()))?;
+            Ok((t.view(&vshape, &st[k..], offset)?, ty))
+        })
+        .collect::<Result<Vec<_>, KernelError>>()?;
+    Ok((shape, views))
+}
+
+/// The static type of a block temporary: extent 1 is declared where the value has it (every
+/// block value broadcasts against the block's shape, which the whole call was checked for).
+fn block_type(t: &Tensor) -> TensorType {
+    let shape: Vec<Option<usize>> = t.shape().iter().map(|&e| (e == 1).then_some(1)).collect();
+    TensorType::new(t.dtype(), &shape)
+}
+
+/// Evaluates the program on one block; returns one contiguous block-shaped tensor per output.
+fn run_block(p: &Program, shape: &[usize], views: &[Value]) -> Result<Vec<Tensor>, KernelError> {
+    let rank = shape.len();
+    let consts: Vec<Value> = p
+        .consts
+        .iter()
+        .map(|c| {
+            let t = c.reshape(&vec![1; rank])?;
+            let ty = block_type(&t);
+            Ok((t, ty))
+        })
+        .collect::<Result<_, KernelError>>()?;
+    let mut values: Vec<Option<Value>> = Vec::with_capacity(p.steps.len());
+    let get = |values: &[Option<Value>], s: Slot| -> Option<Value> {
+        match s {
+            Slot::Input(i) => views.get(i).cloned(),
+            Slot::Const(i) => consts.get(i).cloned(),
+            Slot::Step(i) => values.get(i).cloned().flatten(),
+        }
+    };
+    let missing = || KernelError::Value("Composite: inner value used after release".into());
+    for (k, step) in p.steps.iter().enumerate() {
+        let args = step
+            .args
+            .iter()
+            .map(|&s| get(&values, s).ok_or_else(missing))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&Tensor> = args.iter().map(|a| &a.0).collect();
+        let types: Vec<TensorType> = args.iter().map(|a| a.1.clone()).collect();
+        let out_ty = [TensorType::new(step.dtype, &vec![None; rank])];
+        let ctx = KernelCtx {
+            input_types: &types,
+            output_types: &out_ty,
+        };
+        let t = elemwise(step.op, &refs, &ctx)?;
+        let ty = block_type(&t);
+        values.push(Some((t, ty)));
+        for &a in &step.args {
+            if let Slot::Step(j) = a
+                && p.steps[j].last_use == k
+            {
+                values[j] = None;
+            }
+        }
+    }
+    p.outputs
+        .iter()
+        .map(|&s| {
+            let (t, _) = get(&values, s).ok_or_else(missing)?;
+            if t.shape() == shape && t.is_contiguous() {
+                Ok(t)
+            } else {
+                Ok(t.broadcast_to(shape)?.to_contiguous())
+            }
+        })
+        .collect()
+}
+
+/// The elements of a fresh output tensor as bytes (for copying blocks into it).
+fn bytes_mut(t: &mut Tensor) -> Result<&mut [u8], KernelError> {
+    let len = t.numel() * t.dtype().size();
+    let ptr = oxtensor_data::dispatch_dtype!(t.dtype(), T => t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<u8>()))
+        .ok_or_else(|| KernelError::Value("Composite: output buffer is not writable".into()))?;
+    // SAFETY: `data_mut` gave unique access to `numel` contiguous elements at `ptr`, borrowed
+    // from `t` for the lifetime of the returned slice; every dtype's elements are plain bytes
+    // without padding, and only bytes copied from tensors of the same dtype are written.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
 }
 
 /// Evaluates the frozen scalar program `g` elementwise over `inputs` (with `Elemwise`'s
-/// broadcasting), returning one tensor per inner output.
+/// broadcasting), returning one tensor per inner output, in one blocked pass (see the module
+/// documentation).
 pub fn composite(
     g: &FrozenGraph,
     inputs: &[&Tensor],
     ctx: &KernelCtx<'_>,
 ) -> Result<Vec<Tensor>, KernelError> {
+    if inputs.len() != g.input_types().len() {
+        return Err(KernelError::Value(format!(
+            "Composite takes {} inputs, got {}",
+            g.input_types().len(),
+            inputs.len()
+        )));
+    }
+    let program = Program::new(g)?;
     let ndim = ctx.output_types.first().map_or(0, TensorType::ndim);
-    let out_shape: Vec<usize> = (0..ndim)
-        .map(|d| {
-            inputs
-                .iter()
-                .map(|t| t.shape()[d])
-                .find(|&e| e != 1)
-                .unwrap_or(1)
-        })
-        .collect();
-    let mut values: FxHashMap<Var, Value> = FxHashMap::default();
-    for ((p, t), ty) in g
-        .placeholders()
-        .into_iter()
-        .zip(inputs)
-        .zip(ctx.input_types)
-    {
-        values.insert(
-            p,
-            Value {
-                tensor: (*t).clone(),
-                ty: ty.clone(),
-            },
-        );
-    }
-    let leaf = |v: &Var| -> Result<Value, KernelError> {
-        match v.node().kind() {
-            NodeKind::Constant(c) => {
-                let shape = vec![1; ndim];
-                Ok(Value {
-                    tensor: c.reshape(&shape)?,
-                    ty: TensorType::new(c.dtype(), &vec![Some(1); ndim]),
-                })
-            }
-            _ => Err(KernelError::Value(format!(
-                "Composite: inner graph reads {}, which is not an input",
-                v.describe()
-            ))),
-        }
-    };
-    for node in toposort(g.outputs()) {
-        let Some(Op::Elemwise(s)) = node.op() else {
-            return Err(KernelError::Value(
-                "Composite: inner graphs may only hold elementwise ops".into(),
-            ));
-        };
-        let args: Vec<Value> = node
-            .inputs()
-            .iter()
-            .map(|v| match values.get(v) {
-                Some(val) => Ok(Value {
-                    tensor: val.tensor.clone(),
-                    ty: val.ty.clone(),
-                }),
-                None => leaf(v),
-            })
-            .collect::<Result<_, _>>()?;
-        let shape = broadcast_static(&args, ndim);
-        let out_ty = TensorType {
-            dtype: node.types()[0].dtype,
-            shape,
-        };
-        let types: Vec<TensorType> = args.iter().map(|a| a.ty.clone()).collect();
-        let refs: Vec<&Tensor> = args.iter().map(|a| &a.tensor).collect();
-        let inner_ctx = KernelCtx {
-            input_types: &types,
-            output_types: std::slice::from_ref(&out_ty),
-        };
-        let tensor = elemwise(*s, &refs, &inner_ctx)?;
-        values.insert(Var::output_of(&node, 0), Value { tensor, ty: out_ty });
-    }
-    g.outputs()
+    let walk = Walk::new(inputs, ctx.input_types, ndim)?;
+    let mut outs = g
+        .outputs()
         .iter()
-        .map(|o| {
-            let v = match values.get(o) {
-                Some(v) => v.tensor.clone(),
-                None => leaf(o)?.tensor,
-            };
-            // An output that is an input or constant still has the broadcast output shape.
-            if v.shape() == out_shape.as_slice() {
-                return Ok(v);
-            }
-            Ok(v.broadcast_to(&out_shape)?.to_contiguous())
-        })
-        .collect()
-}
-
-/// The static shape of an elementwise result of `args` (a dimension is 1 only where every
-/// argument's is).
-fn broadcast_static(args: &[Value], ndim: usize) -> StaticShape {
-    (0..ndim)
-        .map(|d| {
-            let mut known = Some(1);
-            for a in args {
-                match a.ty.shape[d] {
-                    Some(1) => {}
-                    Some(n) => known = Some(n),
-                    None if known == Some(1) => known = None,
-                    None => {}
-                }
-            }
-            known
-        })
-        .collect()
+        .map(|o| Tensor::zeros(o.dtype(), &walk.shape))
+        .collect::<Result<Vec<_>, _>>()?;
+    let numel: usize = walk.shape.iter().product();
+    if numel == 0 {
+        return Ok(outs);
+    }
+    let blocks = Blocks::new(&walk.dims);
+    // Each output cut into the blocks' (contiguous, in-order) byte ranges; then grouped by block.
+    let mut per_block: Vec<Vec<&mut [u8]>> = (0..blocks.count).map(|_| Vec::new()).collect();
+    for t in outs.iter_mut() {
+        let size = t.dtype().size();
+        let mut rest = bytes_mut(t)?;
+        for (b, slot) in per_block.iter_mut().enumerate() {
+            let ch = b % blocks.per_outer;
+            let len = blocks.chunk.min(walk.dims[blocks.k] - ch * blocks.chunk) * blocks.inner;
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len * size);
+            slot.push(head);
+            rest = tail;
+        }
+    }
+    let work = |(b, dst): (usize, &mut Vec<&mut [u8]>)| -> Result<(), KernelError> {
+        let (shape, views) = block_views(&walk, &blocks, b, inputs)?;
+        let results = run_block(&program, &shape, &views)?;
+        for (d, r) in dst.iter_mut().zip(&results) {
+            d.copy_from_slice(&r.to_bytes());
+        }
+        Ok(())
+    };
+    if numel > PARALLEL_THRESHOLD && blocks.count > 1 {
+        per_block.par_iter_mut().enumerate().try_for_each(work)?;
+    } else {
+        per_block.iter_mut().enumerate().try_for_each(work)?;
+    }
+    drop(per_block);
+    Ok(outs)
 }
