@@ -1,1 +1,40 @@
-//! Python bindings (in progress).
+//! Python bindings of oxtensor: the `oxtensor._core` extension module.
+//!
+//! This crate only converts types and forwards calls; graphs are built by
+//! [`oxtensor_graph::build`] and compiled and run by the [`oxtensor`] facade. The pure-Python
+//! package in `python/oxtensor` wraps these primitives in PyTensor's public API.
+//!
+//! * [`var`]: the `TensorVariable` class (with `TensorConstant` and `TensorSharedVariable`),
+//!   its operators, methods and indexing.
+//! * [`builders`]: module-level graph-building functions (`elemwise`, reductions, layout…).
+//! * [`function`]: the compiled `Function` and its hot call path.
+//! * [`convert`]: NumPy arrays in (zero-copy when the layout allows) and out (owning the Rust
+//!   buffer without a copy).
+//! * [`gradient`]: `grad`, `jacobian` and `hessian`.
+//! * [`site`]: the user's `file:line` recorded on every variable built from Python.
+//! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
+
+use pyo3::prelude::*;
+
+pub mod builders;
+pub mod convert;
+pub mod errors;
+pub mod function;
+pub mod gradient;
+pub mod site;
+pub mod var;
+
+/// The extension module `oxtensor._core`.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<var::PyVar>()?;
+    m.add_class::<var::PyConstant>()?;
+    m.add_class::<var::PyShared>()?;
+    m.add_class::<function::PyFunction>()?;
+    site::register(m)?;
+    convert::register(m)?;
+    builders::register(m)?;
+    function::register(m)?;
+    gradient::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+"""``oxtensor.function``: compile a graph into a callable ``Function``.
+
+Argument normalisation happens here, once; the returned ``Function`` is the Rust object, so
+calling it runs no Python code on the fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from oxtensor import _core
+from oxtensor.compile.io import In, Out
+from oxtensor.compile.mode import get_mode
+from oxtensor.configdefaults import config
+
+__all__ = ["function", "Function"]
+
+Function = _core.Function
+
+
+def _as_var(value, like=None):
+    from oxtensor.tensor.basic import as_tensor_variable, constant
+
+    if isinstance(value, _core.TensorVariable):
+        return value
+    if like is not None:
+        return constant(value, dtype=like.dtype)
+    return as_tensor_variable(value)
+
+
+def _pairs(spec, what):
+    if spec is None:
+        return []
+    if isinstance(spec, Mapping):
+        items = list(spec.items())
+    else:
+        items = list(spec)
+    out = []
+    for item in items:
+        try:
+            key, value = item
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must be (variable, expression) pairs, got {item!r}") from None
+        if not isinstance(key, _core.TensorVariable):
+            raise TypeError(f"{what}: {key!r} is not a symbolic variable")
+        out.append((key, _as_var(value, like=key)))
+    return out
+
+
+def function(
+    inputs,
+    outputs=None,
+    mode=None,
+    updates=None,
+    givens=None,
+    no_default_updates=False,
+    accept_inplace=False,
+    name=None,
+    rebuild_strict=True,
+    allow_input_downcast=None,
+    profile=None,
+    on_unused_input=None,
+    trust_input=False,
+):
+    """Compiles a function from ``inputs`` to ``outputs``, as ``pytensor.function``.
+
+    - ``inputs``: a list of variables or ``In(var, value=..., name=...)``.
+    - ``outputs``: a variable (the function returns an array), a list (it returns a list), or
+      ``None`` (it returns ``[]``; useful with ``updates``).
+    - ``updates``: ``(shared_variable, new_value)`` pairs, as a list or a dict, applied after
+      each successful call (a failing call changes nothing).
+    - ``givens``: ``(variable, replacement)`` pairs substituted before compiling.
+    - ``mode``: ``None``, ``"FAST_RUN"``, ``"FAST_COMPILE"`` or a ``Mode``.
+    - ``on_unused_input``: ``"raise"`` (default), ``"warn"`` or ``"ignore"``.
+    - ``trust_input``: skip argument checks on each call (also settable as ``f.trust_input``).
+    - ``allow_input_downcast``: accept lossy dtype conversions of arguments.
+    """
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(
+            "Input variables of an oxtensor function should be contained in a list, "
+            "even when there is a single input."
+        )
+    in_vars, defaults, names = [], [], []
+    for i in inputs:
+        if isinstance(i, In):
+            var, default, nm = i.variable, i.value, i.name
+        else:
+            var, default, nm = i, None, getattr(i, "name", None)
+        if not isinstance(var, _core.TensorVariable):
+            raise TypeError(f"function inputs must be symbolic variables, got {var!r}")
+        in_vars.append(var)
+        defaults.append(default)
+        names.append(nm)
+
+    single = False
+    if outputs is None:
+        out_vars = []
+    elif isinstance(outputs, (list, tuple)):
+        out_vars = [_as_var(o.variable if isinstance(o, Out) else o) for o in outputs]
+    else:
+        single = True
+        out_vars = [_as_var(outputs.variable if isinstance(outputs, Out) else outputs)]
+
+    mode_obj = get_mode(mode)
+    return _core.compile(
+        in_vars,
+        out_vars,
+        single,
+        _pairs(updates, "updates"),
+        _pairs(givens, "givens"),
+        mode_obj._spec(),
+        name,
+        on_unused_input if on_unused_input is not None else config.on_unused_input,
+        bool(trust_input),
+        allow_input_downcast,
+        defaults,
+        names,
+    )
+
+
+def _find_named_inputs(var, names):
+    """Graph inputs reachable from ``var`` whose names are in ``names``."""
+    found, seen, stack = {}, set(), [var]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v._kind == "input" and v.name in names:
+            found.setdefault(v.name, v)
+        stack.extend(v._inputs)
+    return found
+
+
+def _eval(var, inputs_to_values=None):
+    """``TensorVariable.eval``: compiles a function of the given inputs and calls it."""
+    if inputs_to_values is None:
+        inputs_to_values = {}
+    if not isinstance(inputs_to_values, Mapping):
+        raise TypeError("eval expects a dict mapping input variables to values")
+    keys = list(inputs_to_values)
+    str_keys = [k for k in keys if isinstance(k, str)]
+    lookup = _find_named_inputs(var, set(str_keys)) if str_keys else {}
+    ins = []
+    for k in keys:
+        if isinstance(k, str):
+            if k not in lookup:
+                raise ValueError(f"eval: no input named {k!r} in the graph of {var!r}")
+            ins.append(lookup[k])
+        else:
+            ins.append(k)
+    fn = function(ins, var, on_unused_input="ignore")
+    return fn(*[inputs_to_values[k] for k in keys])

@@ -1,0 +1,95 @@
+"""Compilation modes (PyTensor's ``Mode``): which rewrites run on a function's graph (the
+optimizer) and which backend runs it (the linker).
+
+``Mode(linker=None, optimizer="fast_run")``, the predefined ``FAST_RUN`` (default) and
+``FAST_COMPILE``, and ``mode.including(*tags)`` / ``excluding`` / ``requiring`` to adjust the
+rewrites by tag (``get_mode("FAST_RUN").excluding("fusion")``). Every linker name PyTensor
+knows for its C/VM backends maps to the interpreter until the native backend exists.
+"""
+
+from __future__ import annotations
+
+from oxtensor import _core
+
+__all__ = ["Mode", "get_mode", "FAST_RUN", "FAST_COMPILE", "predefined_modes"]
+
+
+class Mode:
+    """A compilation mode: ``Mode(linker=None, optimizer="fast_run")``."""
+
+    def __init__(self, linker=None, optimizer="default", db=None, *, name=None):
+        if name is not None and not _core.mode_exists(name):
+            raise ValueError(f"unknown mode {name!r}; use 'FAST_RUN' or 'FAST_COMPILE'")
+        self.name = name
+        self.linker = None if linker is None else str(linker)
+        self.optimizer = None if optimizer is None else str(optimizer)
+        self.included: tuple[str, ...] = ()
+        self.excluded: tuple[str, ...] = ()
+        self.required: tuple[str, ...] = ()
+
+    def _spec(self):
+        """What the Rust side needs to build this mode."""
+        return (
+            self.name,
+            self.linker,
+            self.optimizer,
+            list(self.included),
+            list(self.excluded),
+            list(self.required),
+        )
+
+    def _copy(self, included=(), excluded=(), required=()):
+        m = Mode.__new__(Mode)
+        m.__dict__.update(self.__dict__)
+        m.included = self.included + tuple(included)
+        m.excluded = self.excluded + tuple(excluded)
+        m.required = self.required + tuple(required)
+        return m
+
+    def including(self, *tags):
+        """The same mode also running the rewrites with any of these tags."""
+        return self._copy(included=tags)
+
+    def excluding(self, *tags):
+        """The same mode without the rewrites that have any of these tags."""
+        return self._copy(excluded=tags)
+
+    def requiring(self, *tags):
+        """The same mode keeping only the rewrites that have all of these tags."""
+        return self._copy(required=tags)
+
+    def __eq__(self, other):
+        return isinstance(other, Mode) and self._spec() == other._spec()
+
+    def __hash__(self):
+        return hash(repr(self._spec()))
+
+    def __repr__(self):
+        if self.name is not None:
+            base = f"Mode({self.name!r})"
+        else:
+            base = f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
+        for what, tags in (("including", self.included), ("excluding", self.excluded), ("requiring", self.required)):
+            if tags:
+                base += f".{what}{tags!r}"
+        return base
+
+
+FAST_RUN = Mode(name="FAST_RUN")
+FAST_COMPILE = Mode(name="FAST_COMPILE")
+predefined_modes = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE}
+
+
+def get_mode(mode) -> Mode:
+    """A ``Mode`` from ``None`` (``config.mode``), a name, or a ``Mode``."""
+    if mode is None:
+        from oxtensor.configdefaults import config
+
+        mode = config.mode
+    if isinstance(mode, Mode):
+        return mode
+    if isinstance(mode, str):
+        if mode in predefined_modes:
+            return predefined_modes[mode]
+        return Mode(name=mode)
+    raise TypeError(f"mode must be None, a string or a Mode, got {mode!r}")

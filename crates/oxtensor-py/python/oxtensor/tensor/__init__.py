@@ -1,0 +1,26 @@
+"""``oxtensor.tensor`` — import it as ``pt``, as ``pytensor.tensor``.
+
+Constructors (``scalar``, ``vector``, ``matrix``, ``tensor3``, ``tensor4``, ``tensor`` and
+the dtype-prefixed ``dscalar``, ``fvector``, ``imatrix``, ``lscalar``, …), ``constant`` and
+``as_tensor_variable``, elementwise functions under PyTensor's names, reductions, shape and
+layout functions, products, and ``set_subtensor``/``inc_subtensor``.
+"""
+
+from oxtensor.tensor.basic import *  # noqa: F401,F403
+from oxtensor.tensor.basic import __all__ as _basic_all
+from oxtensor.tensor.math import *  # noqa: F401,F403
+from oxtensor.tensor.math import __all__ as _math_all
+from oxtensor.tensor.subtensor import *  # noqa: F401,F403
+from oxtensor.tensor.subtensor import __all__ as _subtensor_all
+from oxtensor.tensor.type import TensorType
+from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
+from oxtensor.tensor.sharedvar import TensorSharedVariable
+from oxtensor.gradient import grad, hessian, jacobian
+
+__all__ = (
+    list(_basic_all)
+    + list(_math_all)
+    + list(_subtensor_all)
+    + ["TensorType", "TensorVariable", "TensorConstant", "TensorSharedVariable", "Variable"]
+    + ["grad", "jacobian", "hessian"]
+)

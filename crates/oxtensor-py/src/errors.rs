@@ -1,0 +1,43 @@
+//! Rust errors as Python exceptions: `TypeError` for dtype, rank, arity and keyword problems
+//! ([`oxtensor::Error::is_type_error`]), `IndexError` for bad indices, `ValueError` for shapes and
+//! everything else found at run time.
+
+use oxtensor::oxtensor_runtime::KernelError;
+use oxtensor::{Error, GraphError, RuntimeError};
+use pyo3::PyErr;
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+
+/// A graph-building error as a Python exception.
+pub fn graph_err(e: GraphError) -> PyErr {
+    let msg = e.to_string();
+    match &e {
+        GraphError::DType { .. } | GraphError::Rank { .. } | GraphError::Arity { .. } => {
+            PyTypeError::new_err(msg)
+        }
+        GraphError::Invalid { op, .. } if op.starts_with("Subtensor") => PyIndexError::new_err(msg),
+        GraphError::Shape { .. } | GraphError::Invalid { .. } => PyValueError::new_err(msg),
+    }
+}
+
+/// A facade error (compiling or calling a function) as a Python exception.
+pub fn ox_err(e: Error) -> PyErr {
+    match e {
+        Error::Graph(g) => graph_err(g),
+        Error::Runtime(RuntimeError::Kernel {
+            source: KernelError::Index(_),
+            ..
+        }) => PyIndexError::new_err(e.to_string()),
+        other if other.is_type_error() => PyTypeError::new_err(other.to_string()),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// A `TypeError` with `msg`.
+pub fn type_err(msg: impl Into<String>) -> PyErr {
+    PyTypeError::new_err(msg.into())
+}
+
+/// A `ValueError` with `msg`.
+pub fn value_err(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}

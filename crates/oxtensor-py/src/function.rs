@@ -1,0 +1,518 @@
+//! Compiled functions: `oxtensor._core.compile` builds one through the facade, and
+//! [`PyFunction::__call__`] is the hot path — NumPy arrays in without a copy, the facade's
+//! checked call, outputs out as arrays that own the Rust buffers.
+
+use oxtensor::{Function, OnUnusedInput, PrintOptions, Tensor, Var};
+use oxtensor_data::DType;
+use oxtensor_graph::Op;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use smallvec::SmallVec;
+
+use crate::convert::{self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned};
+use crate::errors::{ox_err, type_err, value_err};
+use crate::site::at_user_site;
+use crate::var::var_of;
+
+/// Registers `compile`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(mode_exists, m)?)?;
+    Ok(())
+}
+
+/// Total input elements above which a call releases the GIL while it runs.
+const DETACH_ELEMENTS: usize = 1 << 15;
+
+/// A compiled function (PyTensor's `Function`): call it with arrays (or anything `np.asarray`
+/// accepts) by position or by input name.
+#[pyclass(frozen, name = "Function", module = "oxtensor.compile.function")]
+pub struct PyFunction {
+    f: Function,
+    /// Return the single output as an array rather than a list.
+    single: bool,
+    n_inputs: usize,
+    /// Names accepted as keywords, per input.
+    names: Vec<Option<String>>,
+    /// Default values (`In(x, value=...)`), per input.
+    defaults: Vec<Option<Tensor>>,
+    /// Inputs whose value may be stored by an update (through views): copied on entry so a
+    /// shared variable never aliases the caller's array.
+    must_copy: Vec<bool>,
+    /// The shared variables this function updates (checked after each call, see
+    /// [`PyFunction::own_updated_values`]).
+    update_targets: Vec<Var>,
+    dtypes: Vec<DType>,
+    ndims: Vec<usize>,
+    allow_downcast: Option<bool>,
+    name: Option<String>,
+}
+
+fn vars_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Var>> {
+    obj.try_iter()?
+        .map(|item| {
+            let item = item?;
+            var_of(&item).ok_or_else(|| {
+                type_err(format!(
+                    "{what} must be symbolic variables, got {}",
+                    item.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })
+        })
+        .collect()
+}
+
+fn pairs_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(Var, Var)>> {
+    obj.try_iter()?
+        .map(|item| {
+            let item = item?;
+            let (a, b): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+                .extract()
+                .map_err(|_| type_err(format!("{what} must be (variable, expression) pairs")))?;
+            match (var_of(&a), var_of(&b)) {
+                (Some(a), Some(b)) => Ok((a, b)),
+                _ => Err(type_err(format!(
+                    "{what} must pair symbolic variables, got ({}, {})",
+                    a.repr().map(|r| r.to_string()).unwrap_or_default(),
+                    b.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// Inputs that an update expression may hand on unchanged (through view-like ops) into a
+/// shared variable.
+fn inputs_reaching_updates(f: &Function) -> Vec<bool> {
+    let graph = f.graph();
+    let inputs = graph.inputs();
+    let mut flags = vec![false; inputs.len()];
+    let mut stack: Vec<Var> = graph.outputs()[f.n_outputs()..].to_vec();
+    while let Some(v) = stack.pop() {
+        if let Some(i) = inputs.iter().position(|x| *x == v) {
+            flags[i] = true;
+            continue;
+        }
+        if let Some((op, ins)) = v.owner()
+            && (op.is_view() || matches!(op, Op::Reshape { .. } | Op::Alloc { .. }))
+            && let Some(first) = ins.first()
+        {
+            stack.push(first.clone());
+        }
+    }
+    flags
+}
+
+/// True when `name` is a mode the facade knows.
+#[pyfunction]
+fn mode_exists(name: &str) -> bool {
+    oxtensor::Mode::by_name(name).is_some()
+}
+
+/// The facade mode for a Python mode spec: `(name, linker, optimizer, including, excluding,
+/// requiring)` as built by `oxtensor.compile.mode.Mode`; `name` wins when given.
+fn mode_of(spec: &Bound<'_, PyAny>) -> PyResult<oxtensor::Mode> {
+    type Spec = (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+    );
+    let (name, linker, optimizer, including, excluding, requiring): Spec = spec.extract()?;
+    let base = match name {
+        Some(n) => oxtensor::Mode::by_name(&n).ok_or_else(|| {
+            value_err(format!(
+                "unknown mode {n:?}; use None, 'FAST_RUN' or 'FAST_COMPILE'"
+            ))
+        })?,
+        None => oxtensor::Mode::new(
+            linker.as_deref().unwrap_or("auto"),
+            optimizer.as_deref().unwrap_or("fast_run"),
+        )
+        .map_err(ox_err)?,
+    };
+    fn as_refs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let mut mode = base;
+    if !including.is_empty() {
+        mode = mode.including(&as_refs(&including));
+    }
+    if !excluding.is_empty() {
+        mode = mode.excluding(&as_refs(&excluding));
+    }
+    if !requiring.is_empty() {
+        mode = mode.requiring(&as_refs(&requiring));
+    }
+    Ok(mode)
+}
+
+/// Compiles a function (the Python `oxtensor.function` normalises PyTensor's arguments first).
+#[pyfunction]
+#[pyo3(signature = (inputs, outputs, single, updates, givens, mode, name, on_unused_input, trust_input, allow_input_downcast, defaults, input_names))]
+#[allow(clippy::too_many_arguments)]
+fn compile(
+    py: Python<'_>,
+    inputs: &Bound<'_, PyAny>,
+    outputs: &Bound<'_, PyAny>,
+    single: bool,
+    updates: &Bound<'_, PyAny>,
+    givens: &Bound<'_, PyAny>,
+    mode: &Bound<'_, PyAny>,
+    name: Option<String>,
+    on_unused_input: Option<&str>,
+    trust_input: bool,
+    allow_input_downcast: Option<bool>,
+    defaults: &Bound<'_, PyAny>,
+    input_names: Vec<Option<String>>,
+) -> PyResult<PyFunction> {
+    let ins = vars_list(inputs, "function inputs")?;
+    let outs = vars_list(outputs, "function outputs")?;
+    let ups = pairs_list(updates, "updates")?;
+    let gvs = pairs_list(givens, "givens")?;
+    let mode = mode_of(mode)?;
+    let policy: OnUnusedInput = on_unused_input.unwrap_or("raise").parse().map_err(ox_err)?;
+    let mut builder = oxtensor::function(&ins, &outs)
+        .updates(&ups)
+        .givens(&gvs)
+        .on_unused_input(policy)
+        .trust_input(trust_input)
+        .allow_input_downcast(allow_input_downcast.unwrap_or(false))
+        .mode(mode);
+    if let Some(n) = &name {
+        builder = builder.name(n);
+    }
+    let f = at_user_site(py, || builder.build()).map_err(ox_err)?;
+    let dtypes: Vec<DType> = ins.iter().map(Var::dtype).collect();
+    let ndims: Vec<usize> = ins.iter().map(Var::ndim).collect();
+    let defaults: Vec<Option<Tensor>> = defaults
+        .try_iter()?
+        .enumerate()
+        .map(|(i, d)| {
+            let d = d?;
+            if d.is_none() {
+                return Ok(None);
+            }
+            let dt = dtypes
+                .get(i)
+                .copied()
+                .ok_or_else(|| value_err("too many defaults"))?;
+            let arr = coerce(py, &d, dt, allow_input_downcast)
+                .map_err(|e| prefix_err(py, e, &ins[i].describe()))?;
+            Ok(Some(owned(convert::plain_array_to_tensor(py, &arr)?)?))
+        })
+        .collect::<PyResult<_>>()?;
+    if defaults.len() != ins.len() || input_names.len() != ins.len() {
+        return Err(value_err(
+            "internal error: defaults and names must match the inputs",
+        ));
+    }
+    let must_copy = inputs_reaching_updates(&f);
+    let update_targets = ups.iter().map(|(t, _)| t.clone()).collect();
+    Ok(PyFunction {
+        update_targets,
+        single,
+        n_inputs: ins.len(),
+        names: input_names,
+        defaults,
+        must_copy,
+        dtypes,
+        ndims,
+        allow_downcast: allow_input_downcast,
+        name,
+        f,
+    })
+}
+
+/// `oxtensor._convert.coerce(value, dtype, allow_downcast)`: PyTensor's argument conversion.
+fn coerce<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    dtype: DType,
+    allow_downcast: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    convert::helpers(py)?
+        .getattr(intern!(py, "coerce"))?
+        .call1((value, dtype.name(), allow_downcast))
+}
+
+/// The same exception with `bad input argument {what}: ` in front of its message.
+pub fn prefix_err(py: Python<'_>, e: PyErr, what: &str) -> PyErr {
+    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    let ty = e.get_type(py);
+    let full = format!("bad input argument {what}: {msg}");
+    PyErr::from_type(ty, full)
+}
+
+impl PyFunction {
+    fn name_part(&self) -> String {
+        self.name
+            .as_ref()
+            .map_or_else(String::new, |n| format!(" '{n}'"))
+    }
+
+    /// Argument `i` as a tensor: zero-copy for plain arrays, else converted in Python.
+    #[inline]
+    fn arg(&self, py: Python<'_>, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+        let fast = if is_ndarray(py, obj) {
+            ndarray_to_tensor(obj)
+        } else {
+            None
+        };
+        let t = match fast {
+            Some(t) => t,
+            None => self.slow_arg(py, i, obj)?,
+        };
+        if self.must_copy[i] {
+            deep_copy(&t)
+        } else {
+            Ok(t)
+        }
+    }
+
+    #[cold]
+    fn slow_arg(&self, py: Python<'_>, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+        let arr = coerce(py, obj, self.dtypes[i], self.allow_downcast)
+            .map_err(|e| prefix_err(py, e, &self.f.inputs()[i].describe()))?;
+        convert::plain_array_to_tensor(py, &arr)
+    }
+
+    /// Binds positional and keyword arguments, filling defaults.
+    #[cold]
+    fn bind(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+        vals: &mut SmallVec<[Tensor; 4]>,
+    ) -> PyResult<()> {
+        let n = self.n_inputs;
+        if args.len() > n {
+            return Err(type_err(format!(
+                "function{} takes {n} arguments, got {}",
+                self.name_part(),
+                args.len() + kwargs.map_or(0, |k| k.len())
+            )));
+        }
+        let mut slots: Vec<Option<Tensor>> = vec![None; n];
+        for (i, a) in args.iter().enumerate() {
+            slots[i] = Some(self.arg(py, i, &a)?);
+        }
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let key = k.cast::<PyString>()?.to_str()?.to_owned();
+                let pos = self
+                    .names
+                    .iter()
+                    .position(|n| n.as_deref() == Some(key.as_str()))
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = self.names.iter().flatten().map(String::as_str).collect();
+                        type_err(format!(
+                            "function{} got an unexpected keyword argument '{key}' (inputs are named {known:?})",
+                            self.name_part()
+                        ))
+                    })?;
+                if slots[pos].is_some() {
+                    return Err(type_err(format!(
+                        "function{} got multiple values for argument '{key}'",
+                        self.name_part()
+                    )));
+                }
+                slots[pos] = Some(self.arg(py, pos, &v)?);
+            }
+        }
+        let mut missing = Vec::new();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if slot.is_none() {
+                match &self.defaults[i] {
+                    Some(d) => *slot = Some(d.clone()),
+                    None => missing.push(self.f.inputs()[i].describe()),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(type_err(format!(
+                "function{} takes {n} arguments, got {}; missing: {}",
+                self.name_part(),
+                n - missing.len(),
+                missing.join("; ")
+            )));
+        }
+        vals.extend(slots.into_iter().flatten());
+        Ok(())
+    }
+
+    /// Makes sure no shared variable holds a caller's array after a call: an update that
+    /// handed an input on unchanged (through ops the compile-time analysis of `must_copy` does
+    /// not know, e.g. after a rewrite) is replaced by an owned copy. One read lock per update.
+    #[inline]
+    fn own_updated_values(&self) -> PyResult<()> {
+        for target in &self.update_targets {
+            if let Ok(v) = oxtensor::get_value(target)
+                && !v.storage().is_owned()
+            {
+                oxtensor::set_value(target, deep_copy(&v)?).map_err(ox_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// With `trust_input`, the facade skips its checks; a dtype or rank that does not match
+    /// would reach the kernels, so it is refused here (two comparisons per argument).
+    #[cold]
+    fn trusted_mismatch(&self, vals: &[Tensor]) -> PyResult<()> {
+        for (i, t) in vals.iter().enumerate() {
+            if t.dtype() != self.dtypes[i] || t.ndim() != self.ndims[i] {
+                return Err(type_err(format!(
+                    "bad input argument {} with trust_input=True: got an array of dtype {} and rank {}, expected dtype {} and rank {}",
+                    self.f.inputs()[i].describe(),
+                    t.dtype(),
+                    t.ndim(),
+                    self.dtypes[i],
+                    self.ndims[i]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PyFunction {
+    /// Calls the function: one array per input, by position or by input name. Returns an array
+    /// for a single output, else a list. Updates are applied only after a successful call.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut vals: SmallVec<[Tensor; 4]> = SmallVec::new();
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
+            for (i, a) in args.iter_borrowed().enumerate() {
+                vals.push(self.arg(py, i, &a)?);
+            }
+        } else {
+            self.bind(py, args, kwargs, &mut vals)?;
+        }
+        if self.f.trust_input()
+            && vals
+                .iter()
+                .zip(&self.dtypes)
+                .zip(&self.ndims)
+                .any(|((t, d), n)| t.dtype() != *d || t.ndim() != *n)
+        {
+            self.trusted_mismatch(&vals)?;
+        }
+        let elements: usize = vals.iter().map(Tensor::numel).sum();
+        let result = if elements > DETACH_ELEMENTS {
+            let f = &self.f;
+            let v = &vals;
+            py.detach(move || f.call(v))
+        } else {
+            self.f.call(&vals)
+        };
+        // Release the inputs first, so outputs that still share a buffer with them are seen
+        // as shared (and copied) only when they really are.
+        drop(vals);
+        let mut outs = result.map_err(ox_err)?;
+        self.own_updated_values()?;
+        if self.single {
+            let t = outs
+                .pop()
+                .ok_or_else(|| value_err("internal error: the function returned no output"))?;
+            return Ok(output_array(py, t)?.unbind());
+        }
+        let list = PyList::empty(py);
+        for t in outs {
+            list.append(output_array(py, t)?)?;
+        }
+        Ok(list.into_any().unbind())
+    }
+
+    /// Whether argument checks are skipped (settable).
+    #[getter]
+    fn trust_input(&self) -> bool {
+        self.f.trust_input()
+    }
+
+    /// Turns argument checks off (`True`) or on.
+    #[setter]
+    fn set_trust_input(&self, trust: bool) {
+        self.f.set_trust_input(trust);
+    }
+
+    /// The name given at compile time.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.name.clone()
+    }
+
+    /// Number of explicit inputs.
+    #[getter]
+    fn n_inputs(&self) -> usize {
+        self.n_inputs
+    }
+
+    /// Number of outputs (excluding updates).
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.f.n_outputs()
+    }
+
+    /// The input variables.
+    #[getter]
+    fn inputs(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.f
+            .inputs()
+            .iter()
+            .map(|v| crate::var::wrap(py, v.clone()))
+            .collect()
+    }
+
+    /// The compiled graph's outputs (user outputs, then update expressions).
+    #[getter]
+    fn _graph_outputs(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.f
+            .graph()
+            .outputs()
+            .iter()
+            .map(|v| crate::var::wrap(py, v.clone()))
+            .collect()
+    }
+
+    /// PyTensor's `debugprint` text of the compiled graph.
+    #[pyo3(signature = (print_type=false, depth=None))]
+    fn _dprint(&self, print_type: bool, depth: Option<usize>) -> String {
+        self.f.dprint(PrintOptions { print_type, depth })
+    }
+
+    /// Prints the compiled graph as `oxtensor.dprint(f, **kwargs)` does.
+    #[pyo3(signature = (**kwargs))]
+    fn dprint<'py>(
+        slf: &Bound<'py, Self>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import(intern!(py, "oxtensor.printing"))?
+            .getattr(intern!(py, "debugprint"))?
+            .call((slf,), kwargs)
+    }
+
+    /// Releases intermediate storage (nothing is cached between calls; kept for PyTensor
+    /// compatibility).
+    fn free(&self) {}
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<oxtensor Function{} ({} inputs, {} outputs)>",
+            self.name_part(),
+            self.n_inputs,
+            self.f.n_outputs()
+        )
+    }
+}

@@ -1,0 +1,1021 @@
+//! The Python `TensorVariable` class: a Rust [`Var`] with PyTensor's operators, methods and
+//! indexing. Graph logic lives in [`oxtensor_graph::build`]; this module converts arguments
+//! (Python scalars become weak scalars, arrays and lists constants) and records the user's
+//! `file:line` as each new variable's creation site.
+
+use oxtensor_data::{DType, result_type};
+use oxtensor_graph::build::{self, Idx, Scalar};
+use oxtensor_graph::{NodeKind, Op, ScalarOp, Var};
+use pyo3::basic::CompareOp;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PyNone, PySlice, PyString, PyTuple};
+use pyo3::{IntoPyObjectExt, intern};
+
+use crate::builders::{self, axes_arg, dtype_arg};
+use crate::convert::{self, any_to_tensor, owned};
+use crate::errors::{graph_err, type_err};
+use crate::site::at_user_site;
+
+/// A symbolic tensor (PyTensor's `TensorVariable`).
+///
+/// Equality and hashing are by identity. Because graphs are hash-consed, building the same
+/// expression twice (`pt.exp(x)` and `pt.exp(x)`) yields the same variable, so those compare
+/// equal. Arithmetic, comparisons (`<`, `<=`, `>`, `>=`), `@`, indexing and the reduction and
+/// shape methods build new variables.
+#[pyclass(
+    frozen,
+    subclass,
+    name = "TensorVariable",
+    module = "oxtensor.tensor.variable"
+)]
+pub struct PyVar {
+    /// The graph variable.
+    pub v: Var,
+}
+
+/// A constant (PyTensor's `TensorConstant`); its value is `.data`.
+#[pyclass(frozen, extends = PyVar, name = "TensorConstant", module = "oxtensor.tensor.variable")]
+pub struct PyConstant;
+
+/// A shared variable (PyTensor's `TensorSharedVariable`): a value that persists across calls,
+/// read with `get_value` and replaced with `set_value` or by a function's `updates`.
+#[pyclass(frozen, extends = PyVar, name = "TensorSharedVariable", module = "oxtensor.tensor.sharedvar")]
+pub struct PyShared;
+
+/// Wraps a graph variable in the Python class matching its kind.
+pub fn wrap(py: Python<'_>, v: Var) -> PyResult<Py<PyAny>> {
+    match v.node().kind() {
+        NodeKind::Constant(_) => {
+            let init = PyClassInitializer::from(PyVar { v }).add_subclass(PyConstant);
+            Ok(Bound::new(py, init)?.into_any().unbind())
+        }
+        NodeKind::Shared(_) => {
+            let init = PyClassInitializer::from(PyVar { v }).add_subclass(PyShared);
+            Ok(Bound::new(py, init)?.into_any().unbind())
+        }
+        _ => Ok(Bound::new(py, PyVar { v })?.into_any().unbind()),
+    }
+}
+
+/// Wraps a build result.
+pub fn wrap_built(py: Python<'_>, b: build::Built) -> PyResult<Py<PyAny>> {
+    wrap(py, b.map_err(graph_err)?)
+}
+
+/// The graph variable of a `TensorVariable`, if `obj` is one.
+pub fn var_of(obj: &Bound<'_, PyAny>) -> Option<Var> {
+    obj.cast::<PyVar>().ok().map(|b| b.get().v.clone())
+}
+
+static NUMPY_GENERIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn is_numpy_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let generic = NUMPY_GENERIC.get_or_try_init(py, || -> PyResult<_> {
+        Ok(py.import("numpy")?.getattr("generic")?.unbind())
+    })?;
+    obj.is_instance(generic.bind(py))
+}
+
+/// One operand of an elementwise op: a variable, or a Python number (a weak scalar whose dtype
+/// adapts to the tensors it meets).
+pub enum Operand {
+    /// A symbolic tensor.
+    Var(Var),
+    /// A Python `bool`, `int` or `float`.
+    Scalar(Scalar),
+}
+
+/// Classifies `obj`: variables and Python numbers as they are; NumPy scalars, arrays and lists
+/// become constants of their NumPy dtype.
+pub fn operand(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    if let Some(v) = var_of(obj) {
+        return Ok(Operand::Var(v));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Operand::Scalar(Scalar::Bool(obj.extract()?)));
+    }
+    if !is_numpy_scalar(py, obj)? {
+        if obj.is_instance_of::<PyInt>()
+            && let Ok(i) = obj.extract::<i64>()
+        {
+            return Ok(Operand::Scalar(Scalar::Int(i)));
+        }
+        if obj.is_instance_of::<PyFloat>() {
+            return Ok(Operand::Scalar(Scalar::Float(obj.extract()?)));
+        }
+    }
+    Ok(Operand::Var(constant_var(py, obj, None)?))
+}
+
+/// A constant holding `np.asarray(obj, dtype)`.
+pub fn constant_var(py: Python<'_>, obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Var> {
+    let t = owned(any_to_tensor(py, obj, dtype)?)?;
+    Ok(at_user_site(py, || Var::constant(t)))
+}
+
+/// `obj` as a variable: itself if it is one, else a constant — Python numbers with PyTensor's
+/// literal dtypes ([`literal_constant`]), arrays, lists and NumPy scalars with NumPy's.
+pub fn as_var(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Var> {
+    match operand(py, obj)? {
+        Operand::Var(v) => Ok(v),
+        Operand::Scalar(s) => literal_constant(py, s),
+    }
+}
+
+/// A Python number standing alone (no tensor to adapt to), typed as PyTensor types literals:
+/// `bool`; the smallest signed integer type holding an int; for a float, `floatX` when it is
+/// `float32`, else `float32` when exact and `float64` otherwise.
+pub fn literal_constant(py: Python<'_>, s: Scalar) -> PyResult<Var> {
+    use oxtensor_data::Tensor;
+    let t = match s {
+        Scalar::Bool(b) => Tensor::scalar(b),
+        Scalar::Int(i) => Tensor::scalar(i).cast(smallest_int(i)),
+        Scalar::Float(f) => {
+            let floatx: String = convert::helpers(py)?
+                .getattr(intern!(py, "floatx"))?
+                .call0()?
+                .extract()?;
+            let exact = f64::from(f as f32) == f;
+            if floatx == "float32" || exact {
+                Tensor::scalar(f as f32)
+            } else {
+                Tensor::scalar(f)
+            }
+        }
+    };
+    Ok(at_user_site(py, || Var::constant(t)))
+}
+
+/// The smallest signed integer dtype holding `i` (PyTensor's rule for integer literals).
+fn smallest_int(i: i64) -> DType {
+    if i8::try_from(i).is_ok() {
+        DType::I8
+    } else if i16::try_from(i).is_ok() {
+        DType::I16
+    } else if i32::try_from(i).is_ok() {
+        DType::I32
+    } else {
+        DType::I64
+    }
+}
+
+fn int_fits(i: i64, d: DType) -> bool {
+    match d {
+        DType::I8 => i8::try_from(i).is_ok(),
+        DType::I16 => i16::try_from(i).is_ok(),
+        DType::I32 => i32::try_from(i).is_ok(),
+        DType::U8 => u8::try_from(i).is_ok(),
+        DType::U16 => u16::try_from(i).is_ok(),
+        DType::U32 => u32::try_from(i).is_ok(),
+        DType::U64 => i >= 0,
+        _ => true,
+    }
+}
+
+/// The constant for a Python number meeting tensors of dtype `like`: a weak scalar of that
+/// dtype, except an integer that does not fit `like`'s integer type, which becomes the smallest
+/// signed integer type holding it (so `int8_tensor + 300` promotes to `int16`, as in PyTensor,
+/// instead of wrapping around).
+pub fn scalar_like(s: Scalar, like: DType) -> Var {
+    match s {
+        Scalar::Int(i) if like.is_int() && !int_fits(i, like) => {
+            Var::constant(oxtensor_data::Tensor::scalar(i).cast(smallest_int(i)))
+        }
+        _ => build::weak_constant(s, like),
+    }
+}
+
+/// Turns operands into variables: Python numbers adopt the promoted dtype of the variables
+/// among the operands from position `skip` on (`switch` skips its condition); with no such
+/// variable they are typed as literals ([`literal_constant`]).
+pub fn resolve(py: Python<'_>, ops: Vec<Operand>, skip: usize) -> PyResult<Vec<Var>> {
+    let like = ops
+        .iter()
+        .skip(skip)
+        .filter_map(|o| match o {
+            Operand::Var(v) => Some(v.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(result_type);
+    ops.into_iter()
+        .map(|o| match (o, like) {
+            (Operand::Var(v), _) => Ok(v),
+            (Operand::Scalar(s), Some(like)) => Ok(at_user_site(py, || scalar_like(s, like))),
+            (Operand::Scalar(s), None) => literal_constant(py, s),
+        })
+        .collect()
+}
+
+/// Applies a scalar op elementwise to Python operands.
+pub fn elemwise_py(py: Python<'_>, op: ScalarOp, args: &[Bound<'_, PyAny>]) -> PyResult<Var> {
+    let ops = args
+        .iter()
+        .map(|a| operand(py, a))
+        .collect::<PyResult<Vec<_>>>()?;
+    let skip = usize::from(op == ScalarOp::Switch);
+    let vars = resolve(py, ops, skip)?;
+    at_user_site(py, || build::elemwise(op, &vars)).map_err(graph_err)
+}
+
+/// True when `obj` can be an operand of an arithmetic operator (else the operator returns
+/// `NotImplemented`, letting Python try the other side).
+fn is_operand(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(obj.is_instance_of::<PyVar>()
+        || obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyBool>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || convert::is_ndarray(py, obj)
+        || is_numpy_scalar(py, obj)?)
+}
+
+fn binop(
+    py: Python<'_>,
+    op: ScalarOp,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    if !is_operand(py, other)? {
+        return Ok(py.NotImplemented());
+    }
+    wrap(py, elemwise_py(py, op, &[a.clone(), b.clone()])?)
+}
+
+fn is_comparison(v: &Var) -> bool {
+    matches!(
+        v.owner(),
+        Some((
+            Op::Elemwise(ScalarOp::Lt | ScalarOp::Gt | ScalarOp::Le | ScalarOp::Ge),
+            _
+        ))
+    )
+}
+
+/// One Python index item as an [`Idx`].
+fn index_item(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Idx> {
+    if item.is_instance_of::<PyNone>() {
+        return Ok(Idx::NewAxis);
+    }
+    if item.is_instance_of::<PyEllipsis>() {
+        return Ok(Idx::Ellipsis);
+    }
+    if let Ok(s) = item.cast::<PySlice>() {
+        let bound = |name: &Bound<'_, PyString>| -> PyResult<Option<Var>> {
+            let b = s.getattr(name)?;
+            if b.is_none() {
+                Ok(None)
+            } else {
+                index_scalar(py, &b).map(Some)
+            }
+        };
+        return Ok(Idx::Slice(
+            bound(intern!(py, "start"))?,
+            bound(intern!(py, "stop"))?,
+            bound(intern!(py, "step"))?,
+        ));
+    }
+    if item.is_instance_of::<PyBool>() {
+        return Err(PyErr::new::<pyo3::exceptions::PyIndexError, _>(
+            "boolean indices are not supported; use an integer index or pt.switch",
+        ));
+    }
+    if let Some(v) = var_of(item) {
+        return Ok(Idx::At(v));
+    }
+    if let Ok(i) = item.extract::<i64>() {
+        return Ok(at_user_site(py, || Idx::int(i)));
+    }
+    let v = constant_var(py, item, None)?;
+    if v.dtype().is_bool() {
+        return Err(PyErr::new::<pyo3::exceptions::PyIndexError, _>(
+            "boolean mask indexing is not supported; use integer indices (np.nonzero(mask)[0])",
+        ));
+    }
+    Ok(Idx::At(v))
+}
+
+/// A slice bound: an integer or a symbolic integer scalar.
+fn index_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Var> {
+    if let Some(v) = var_of(obj) {
+        return Ok(v);
+    }
+    let i: i64 = obj.extract().map_err(|_| {
+        type_err(format!(
+            "slice indices must be integers, None or symbolic integer scalars, got {}",
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })?;
+    Ok(at_user_site(py, || Var::int_constant(i)))
+}
+
+/// Parses `x[key]`.
+pub fn parse_index(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<Idx>> {
+    if let Ok(t) = key.cast::<PyTuple>() {
+        t.iter().map(|i| index_item(py, &i)).collect()
+    } else {
+        Ok(vec![index_item(py, key)?])
+    }
+}
+
+#[pymethods]
+impl PyVar {
+    /// `self + other`, elementwise.
+    fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Add, slf.as_any(), other, other)
+    }
+
+    /// `other + self`, elementwise.
+    fn __radd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Add, other, slf.as_any(), other)
+    }
+
+    /// `self - other`, elementwise.
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Sub, slf.as_any(), other, other)
+    }
+
+    /// `other - self`, elementwise.
+    fn __rsub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Sub, other, slf.as_any(), other)
+    }
+
+    /// `self * other`, elementwise.
+    fn __mul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Mul, slf.as_any(), other, other)
+    }
+
+    /// `other * self`, elementwise.
+    fn __rmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Mul, other, slf.as_any(), other)
+    }
+
+    /// `self / other`, elementwise.
+    fn __truediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::TrueDiv, slf.as_any(), other, other)
+    }
+
+    /// `other / self`, elementwise.
+    fn __rtruediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::TrueDiv, other, slf.as_any(), other)
+    }
+
+    /// `self // other`, elementwise.
+    fn __floordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::IntDiv, slf.as_any(), other, other)
+    }
+
+    /// `other // self`, elementwise.
+    fn __rfloordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::IntDiv, other, slf.as_any(), other)
+    }
+
+    /// `self % other`, elementwise.
+    fn __mod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Mod, slf.as_any(), other, other)
+    }
+
+    /// `other % self`, elementwise.
+    fn __rmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Mod, other, slf.as_any(), other)
+    }
+
+    /// `self & other`, elementwise.
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::And, slf.as_any(), other, other)
+    }
+
+    /// `other & self`, elementwise.
+    fn __rand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::And, other, slf.as_any(), other)
+    }
+
+    /// `self | other`, elementwise.
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Or, slf.as_any(), other, other)
+    }
+
+    /// `other | self`, elementwise.
+    fn __ror__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Or, other, slf.as_any(), other)
+    }
+
+    /// `self ^ other`, elementwise.
+    fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Xor, slf.as_any(), other, other)
+    }
+
+    /// `other ^ self`, elementwise.
+    fn __rxor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.py(), ScalarOp::Xor, other, slf.as_any(), other)
+    }
+
+    /// Makes NumPy defer to these operators (`ndarray + x` calls `x.__radd__`).
+    #[classattr]
+    fn __array_ufunc__(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    /// NumPy's legacy operator priority (PyTensor sets the same).
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        1000.0
+    }
+
+    /// `self ** other`.
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
+        binop(slf.py(), ScalarOp::Pow, slf.as_any(), other, other)
+    }
+
+    /// `other ** self`.
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
+        binop(slf.py(), ScalarOp::Pow, other, slf.as_any(), other)
+    }
+
+    /// Matrix product `self @ other`.
+    fn __matmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if !is_operand(py, other)? {
+            return Ok(py.NotImplemented());
+        }
+        let b = as_var(py, other)?;
+        let a = slf.get().v.clone();
+        wrap_built(py, at_user_site(py, || build::matmul(&a, &b)))
+    }
+
+    /// Matrix product `other @ self`.
+    fn __rmatmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if !is_operand(py, other)? {
+            return Ok(py.NotImplemented());
+        }
+        let a = as_var(py, other)?;
+        let b = slf.get().v.clone();
+        wrap_built(py, at_user_site(py, || build::matmul(&a, &b)))
+    }
+
+    /// `-self`.
+    fn __neg__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::neg(&self.v)))
+    }
+
+    /// `+self` (the variable itself).
+    fn __pos__(slf: &Bound<'_, Self>) -> Py<PyAny> {
+        slf.clone().into_any().unbind()
+    }
+
+    /// `abs(self)`.
+    fn __abs__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::abs(&self.v)))
+    }
+
+    /// `~self` (bitwise/logical not).
+    fn __invert__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::invert(&self.v)))
+    }
+
+    /// `==`/`!=` compare identity (as in PyTensor; use `pt.eq` for elementwise equality);
+    /// `<`, `<=`, `>`, `>=` build elementwise comparisons.
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let same = || var_of(other).is_some_and(|o| o == slf.get().v);
+        let sop = match op {
+            CompareOp::Eq => return same().into_py_any(py),
+            CompareOp::Ne => return (!same()).into_py_any(py),
+            CompareOp::Lt => ScalarOp::Lt,
+            CompareOp::Le => ScalarOp::Le,
+            CompareOp::Gt => ScalarOp::Gt,
+            CompareOp::Ge => ScalarOp::Ge,
+        };
+        binop(py, sop, slf.as_any(), other, other)
+    }
+
+    /// Hash of the variable's identity.
+    fn __hash__(&self) -> u64 {
+        let (node, index) = self.v.id();
+        node.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(index)
+    }
+
+    /// Variables are true, except comparison results, so that `a < b < c` raises as in PyTensor.
+    fn __bool__(&self) -> PyResult<bool> {
+        if is_comparison(&self.v) {
+            Err(type_err("Variables do not support boolean operations."))
+        } else {
+            Ok(true)
+        }
+    }
+
+    /// Symbolic tensors have no `len()`; use `x.shape[0]`.
+    fn __len__(&self) -> PyResult<usize> {
+        Err(type_err(
+            "len() of a symbolic tensor is not defined; use x.shape[0] for its symbolic length",
+        ))
+    }
+
+    /// Iterates over `x[0], x[1], …` when the first dimension's length is known statically.
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let v = &slf.get().v;
+        let n = v.ty().shape.first().copied().flatten().ok_or_else(|| {
+            type_err(
+                "TensorType does not support iteration.\n\tDid you pass a symbolic variable to a function that expects a list?\n\tMaybe you are using builtins.sum instead of pt.sum?",
+            )
+        })?;
+        let items = (0..n)
+            .map(|i| {
+                let b = at_user_site(py, || build::subtensor(v, &[Idx::int(i as i64)]));
+                wrap_built(py, b)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.try_iter()?.into_any().unbind())
+    }
+
+    /// `x[key]`: integers, slices (with symbolic bounds), `None`, `...`, symbolic integer
+    /// scalars, and one integer array on one axis.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let idx = parse_index(py, key)?;
+        wrap_built(py, at_user_site(py, || build::subtensor(&self.v, &idx)))
+    }
+
+    /// Symbolic tensors are immutable: use `x[idx].set(y)` / `x[idx].inc(y)` or
+    /// `pt.set_subtensor(x[idx], y)`.
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(type_err(
+            "TensorVariable does not support item assignment; use x[idx].set(y) or pt.set_subtensor(x[idx], y), which return a new variable",
+        ))
+    }
+
+    /// `x[idx].set(y)`: the tensor indexed here with those elements replaced by `y`.
+    fn set(&self, py: Python<'_>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        builders::update_subtensor(py, &self.v, y, true)
+    }
+
+    /// `x[idx].inc(y)`: the tensor indexed here with `y` added to those elements.
+    fn inc(&self, py: Python<'_>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        builders::update_subtensor(py, &self.v, y, false)
+    }
+
+    /// The name, or `None`.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.v.name().map(|n| n.to_string())
+    }
+
+    /// Names the variable (metadata: a hash-consed node built twice is one node, so naming one
+    /// names both). Setting `None` keeps the current name.
+    #[setter]
+    fn set_name(&self, name: Option<&str>) {
+        if let Some(n) = name {
+            self.v.set_name(n);
+        }
+    }
+
+    /// The element type's NumPy name (`"float64"`).
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.v.dtype().name()
+    }
+
+    /// The number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.v.ndim()
+    }
+
+    /// The static extents (`None` where unknown).
+    #[getter]
+    fn _static_shape(&self) -> Vec<Option<usize>> {
+        self.v.ty().shape.to_vec()
+    }
+
+    /// The type (`TensorType(float64, shape=(None,))`).
+    #[getter]
+    fn r#type<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let shape = PyTuple::new(py, self.v.ty().shape.iter().copied())?;
+        convert::helpers(py)?
+            .getattr(intern!(py, "make_type"))?
+            .call1((self.v.dtype().name(), shape))
+    }
+
+    /// Which dimensions broadcast (static extent 1).
+    #[getter]
+    fn broadcastable<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.v.ty().broadcastable())
+    }
+
+    /// The symbolic shape (an `int64` vector).
+    #[getter]
+    fn shape(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::shape(&self.v)))
+    }
+
+    /// The transpose (axes reversed).
+    #[getter(T)]
+    fn t(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::transpose(&self.v, None)))
+    }
+
+    /// Where the variable was created (`file.py:12`).
+    #[getter]
+    fn _site(&self) -> String {
+        self.v.site().to_string()
+    }
+
+    /// The variable as named in error messages (name, type, creation site).
+    fn _describe(&self) -> String {
+        self.v.describe()
+    }
+
+    /// `"input"`, `"shared"`, `"constant"` or `"apply"`.
+    #[getter]
+    fn _kind(&self) -> &'static str {
+        match self.v.node().kind() {
+            NodeKind::Input | NodeKind::Placeholder(_) => "input",
+            NodeKind::Shared(_) => "shared",
+            NodeKind::Constant(_) => "constant",
+            NodeKind::Apply { .. } => "apply",
+        }
+    }
+
+    /// The op computing this variable as text (`None` for leaves).
+    #[getter]
+    fn _op(&self) -> Option<String> {
+        self.v.owner().map(|(op, _)| op.to_string())
+    }
+
+    /// The inputs of the op computing this variable (empty for leaves).
+    #[getter]
+    fn _inputs(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.v
+            .node()
+            .inputs()
+            .iter()
+            .map(|i| wrap(py, i.clone()))
+            .collect()
+    }
+
+    /// As PyTensor: the name, or `Op.index` for an unnamed op output.
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.v)
+    }
+
+    /// Same as `repr`.
+    fn __str__(&self) -> String {
+        format!("{:?}", self.v)
+    }
+
+    /// Sum over `axis` (`None`: all; ints, tuples, negatives), optionally keeping dimensions.
+    #[pyo3(signature = (axis=None, dtype=None, keepdims=false, acc_dtype=None))]
+    fn sum(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        acc_dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = acc_dtype;
+        builders::reduce_impl(py, "sum", &self.v, axis, keepdims, dtype)
+    }
+
+    /// Product over `axis`.
+    #[pyo3(signature = (axis=None, dtype=None, keepdims=false, acc_dtype=None))]
+    fn prod(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        acc_dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = acc_dtype;
+        builders::reduce_impl(py, "prod", &self.v, axis, keepdims, dtype)
+    }
+
+    /// Maximum over `axis`.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn max(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::reduce_impl(py, "max", &self.v, axis, keepdims, None)
+    }
+
+    /// Minimum over `axis`.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn min(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::reduce_impl(py, "min", &self.v, axis, keepdims, None)
+    }
+
+    /// True where all elements over `axis` are true.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn all(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::reduce_impl(py, "all", &self.v, axis, keepdims, None)
+    }
+
+    /// True where any element over `axis` is true.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn any(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::reduce_impl(py, "any", &self.v, axis, keepdims, None)
+    }
+
+    /// Mean over `axis`.
+    #[pyo3(signature = (axis=None, dtype=None, keepdims=false, acc_dtype=None))]
+    fn mean(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        acc_dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = acc_dtype;
+        builders::reduce_impl(py, "mean", &self.v, axis, keepdims, dtype)
+    }
+
+    /// Variance over `axis` with `ddof` delta degrees of freedom (`corrected=True`: ddof 1).
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false, corrected=false))]
+    fn var(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: i64,
+        keepdims: bool,
+        corrected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::moment_impl(py, false, &self.v, axis, ddof, keepdims, corrected)
+    }
+
+    /// Standard deviation over `axis`.
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false, corrected=false))]
+    fn std(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: i64,
+        keepdims: bool,
+        corrected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::moment_impl(py, true, &self.v, axis, ddof, keepdims, corrected)
+    }
+
+    /// Index of the largest element along `axis` (`None`: flattened).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn argmax(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::arg_impl(py, true, &self.v, axis, keepdims)
+    }
+
+    /// Index of the smallest element along `axis` (`None`: flattened).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn argmin(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<Py<PyAny>> {
+        builders::arg_impl(py, false, &self.v, axis, keepdims)
+    }
+
+    /// Reshape: `x.reshape((2, -1))`, `x.reshape(2, -1)`, `x.reshape(y.shape)` or with
+    /// symbolic extents.
+    #[pyo3(signature = (*shape, ndim=None))]
+    fn reshape(
+        &self,
+        py: Python<'_>,
+        shape: &Bound<'_, PyTuple>,
+        ndim: Option<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let spec = if shape.len() == 1 {
+            shape.get_item(0)?
+        } else {
+            shape.clone().into_any()
+        };
+        builders::reshape_impl(py, &self.v, &spec, ndim)
+    }
+
+    /// Reorders dimensions and inserts broadcastable ones (`'x'`), dropping broadcastable
+    /// dimensions not listed: `x.dimshuffle(1, 'x', 0)`.
+    #[pyo3(signature = (*pattern))]
+    fn dimshuffle(&self, py: Python<'_>, pattern: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let items = if pattern.len() == 1
+            && let Ok(seq) = pattern.get_item(0)?.cast::<PyAny>()
+            && (seq.is_instance_of::<PyList>() || seq.is_instance_of::<PyTuple>())
+        {
+            seq.try_iter()?.collect::<PyResult<Vec<_>>>()?
+        } else {
+            pattern.iter().collect()
+        };
+        let order = items
+            .iter()
+            .map(|p| {
+                if let Ok(s) = p.extract::<String>() {
+                    if s == "x" {
+                        Ok(None)
+                    } else {
+                        Err(type_err(format!(
+                            "dimshuffle pattern entries are dimensions or 'x', got {s:?}"
+                        )))
+                    }
+                } else {
+                    p.extract::<usize>().map(Some).map_err(|_| {
+                        type_err("dimshuffle pattern entries are dimensions (ints) or 'x'")
+                    })
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        wrap_built(py, at_user_site(py, || build::dimshuffle(&self.v, &order)))
+    }
+
+    /// Collapses dimensions from `ndim - 1` on into one.
+    #[pyo3(signature = (ndim=1))]
+    fn flatten(&self, py: Python<'_>, ndim: usize) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::flatten(&self.v, ndim)))
+    }
+
+    /// Permutes the axes (reversed when none are given).
+    #[pyo3(signature = (*axes))]
+    fn transpose(&self, py: Python<'_>, axes: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let axes = match axes.len() {
+            0 => None,
+            1 => axes_arg(Some(&axes.get_item(0)?))?,
+            _ => axes_arg(Some(axes.as_any()))?,
+        };
+        wrap_built(
+            py,
+            at_user_site(py, || build::transpose(&self.v, axes.as_deref())),
+        )
+    }
+
+    /// Conversion to `dtype` (a name, `"floatX"`, or a NumPy dtype).
+    fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let d = dtype_arg(py, dtype)?;
+        wrap_built(py, at_user_site(py, || build::cast(&self.v, d)))
+    }
+
+    /// Removes broadcastable dimensions (or those in `axis`).
+    #[pyo3(signature = (axis=None))]
+    fn squeeze(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let axes = axes_arg(axis)?;
+        wrap_built(
+            py,
+            at_user_site(py, || build::squeeze(&self.v, axes.as_deref())),
+        )
+    }
+
+    /// `clip(self, a_min, a_max)`.
+    fn clip(
+        slf: &Bound<'_, Self>,
+        a_min: &Bound<'_, PyAny>,
+        a_max: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let v = elemwise_py(
+            py,
+            ScalarOp::Clip,
+            &[slf.clone().into_any(), a_min.clone(), a_max.clone()],
+        )?;
+        wrap(py, v)
+    }
+
+    /// Rounds half to even (`np.round`).
+    #[pyo3(signature = (mode=None))]
+    fn round(&self, py: Python<'_>, mode: Option<&str>) -> PyResult<Py<PyAny>> {
+        builders::round_impl(py, &self.v, mode)
+    }
+
+    /// `pt.dot(self, other)`.
+    fn dot(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = as_var(py, other)?;
+        wrap_built(py, at_user_site(py, || build::dot(&self.v, &b)))
+    }
+
+    /// The variable itself (graphs are immutable, so a copy is never needed); `name` renames.
+    #[pyo3(signature = (name=None))]
+    fn copy(slf: &Bound<'_, Self>, name: Option<&str>) -> Py<PyAny> {
+        if let Some(n) = name {
+            slf.get().v.set_name(n);
+        }
+        slf.clone().into_any().unbind()
+    }
+
+    /// Evaluates the variable: compiles a function of the keys of `inputs_to_values` and calls
+    /// it with the values.
+    #[pyo3(signature = (inputs_to_values=None, **kwargs))]
+    fn eval<'py>(
+        slf: &Bound<'py, Self>,
+        inputs_to_values: Option<&Bound<'py, PyAny>>,
+        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let _ = kwargs;
+        let f = py
+            .import(intern!(py, "oxtensor.compile.function"))?
+            .getattr(intern!(py, "_eval"))?;
+        f.call1((slf, inputs_to_values))
+    }
+}
+
+#[pymethods]
+impl PyConstant {
+    /// The constant's value (a read-only array).
+    #[getter]
+    fn data<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let v = &slf.as_super().get().v;
+        match v.constant_value() {
+            Some(t) => convert::readonly_array(slf.py(), t.clone()),
+            None => Err(type_err("not a constant")),
+        }
+    }
+
+    /// Same as `data`.
+    #[getter]
+    fn value<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::data(slf)
+    }
+}
+
+#[pymethods]
+impl PyShared {
+    /// The current value: a fresh writable copy, or with `borrow=True` a read-only view of the
+    /// stored value (no copy).
+    #[pyo3(signature = (borrow=false, return_internal_type=false))]
+    fn get_value<'py>(
+        slf: &Bound<'py, Self>,
+        borrow: bool,
+        return_internal_type: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = return_internal_type;
+        let py = slf.py();
+        let v = &slf.as_super().get().v;
+        let t = oxtensor::get_value(v).map_err(crate::errors::ox_err)?;
+        if borrow {
+            convert::readonly_array(py, t)
+        } else {
+            convert::tensor_to_array(py, convert::deep_copy(&t)?, true)
+        }
+    }
+
+    /// Replaces the value. Lossless dtype conversions are applied (ints into a float variable,
+    /// Python floats into `floatX`); a lossy one or another rank is a `TypeError`. The value is
+    /// always copied (`borrow` is accepted for compatibility).
+    #[pyo3(signature = (value, borrow=false))]
+    fn set_value(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>, borrow: bool) -> PyResult<()> {
+        let _ = borrow;
+        let py = slf.py();
+        let v = &slf.as_super().get().v;
+        let arr = convert::helpers(py)?
+            .getattr(intern!(py, "coerce"))?
+            .call1((value, v.dtype().name(), py.None()))
+            .map_err(|e| crate::function::prefix_err(py, e, &v.describe()))?;
+        let t = owned(convert::plain_array_to_tensor(py, &arr)?)?;
+        oxtensor::set_value(v, t).map_err(crate::errors::ox_err)
+    }
+
+    /// The shared variable's value container is not exposed; use `get_value`/`set_value`.
+    #[getter]
+    fn _is_shared(&self) -> bool {
+        true
+    }
+}
