@@ -21,6 +21,7 @@ pub mod convert;
 pub mod errors;
 pub mod function;
 pub mod gradient;
+pub mod operand;
 pub mod site;
 pub mod var;
 

@@ -1,20 +1,22 @@
 //! The Python `TensorVariable` class: a Rust [`Var`] with PyTensor's operators, methods and
-//! indexing. Graph logic lives in [`oxtensor_graph::build`]; this module converts arguments
-//! (Python scalars become weak scalars, arrays and lists constants) and records the user's
-//! `file:line` as each new variable's creation site.
+//! indexing. Graph logic lives in [`oxtensor_graph::build`]; arguments are converted by
+//! [`crate::operand`], and each new variable records the user's `file:line` as its site.
 
-use oxtensor_data::{DType, result_type};
-use oxtensor_graph::build::{self, Idx, Scalar};
-use oxtensor_graph::{NodeKind, Op, ScalarOp, Var};
+use oxtensor_graph::build::{self, Idx};
+use oxtensor_graph::{NodeKind, ScalarOp, Var};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PyNone, PySlice, PyString, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 use pyo3::{IntoPyObjectExt, intern};
 
 use crate::builders::{self, axes_arg, dtype_arg};
-use crate::convert::{self, any_to_tensor, owned};
+use crate::convert::{self, owned};
 use crate::errors::{graph_err, type_err};
+pub use crate::operand::{
+    Operand, as_var, constant_var, elemwise_py, literal_constant, operand, parse_index, resolve,
+    scalar_like, var_of,
+};
+use crate::operand::{binop, is_comparison, is_operand};
 use crate::site::at_user_site;
 
 /// A symbolic tensor (PyTensor's `TensorVariable`).
@@ -61,263 +63,6 @@ pub fn wrap(py: Python<'_>, v: Var) -> PyResult<Py<PyAny>> {
 /// Wraps a build result.
 pub fn wrap_built(py: Python<'_>, b: build::Built) -> PyResult<Py<PyAny>> {
     wrap(py, b.map_err(graph_err)?)
-}
-
-/// The graph variable of a `TensorVariable`, if `obj` is one.
-pub fn var_of(obj: &Bound<'_, PyAny>) -> Option<Var> {
-    obj.cast::<PyVar>().ok().map(|b| b.get().v.clone())
-}
-
-static NUMPY_GENERIC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-fn is_numpy_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let generic = NUMPY_GENERIC.get_or_try_init(py, || -> PyResult<_> {
-        Ok(py.import("numpy")?.getattr("generic")?.unbind())
-    })?;
-    obj.is_instance(generic.bind(py))
-}
-
-/// One operand of an elementwise op: a variable, or a Python number (a weak scalar whose dtype
-/// adapts to the tensors it meets).
-pub enum Operand {
-    /// A symbolic tensor.
-    Var(Var),
-    /// A Python `bool`, `int` or `float`.
-    Scalar(Scalar),
-}
-
-/// Classifies `obj`: variables and Python numbers as they are; NumPy scalars, arrays and lists
-/// become constants of their NumPy dtype.
-pub fn operand(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
-    if let Some(v) = var_of(obj) {
-        return Ok(Operand::Var(v));
-    }
-    if obj.is_instance_of::<PyBool>() {
-        return Ok(Operand::Scalar(Scalar::Bool(obj.extract()?)));
-    }
-    if !is_numpy_scalar(py, obj)? {
-        if obj.is_instance_of::<PyInt>()
-            && let Ok(i) = obj.extract::<i64>()
-        {
-            return Ok(Operand::Scalar(Scalar::Int(i)));
-        }
-        if obj.is_instance_of::<PyFloat>() {
-            return Ok(Operand::Scalar(Scalar::Float(obj.extract()?)));
-        }
-    }
-    Ok(Operand::Var(constant_var(py, obj, None)?))
-}
-
-/// A constant holding `np.asarray(obj, dtype)`.
-pub fn constant_var(py: Python<'_>, obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Var> {
-    let t = owned(any_to_tensor(py, obj, dtype)?)?;
-    Ok(at_user_site(py, || Var::constant(t)))
-}
-
-/// `obj` as a variable: itself if it is one, else a constant — Python numbers with PyTensor's
-/// literal dtypes ([`literal_constant`]), arrays, lists and NumPy scalars with NumPy's.
-pub fn as_var(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Var> {
-    match operand(py, obj)? {
-        Operand::Var(v) => Ok(v),
-        Operand::Scalar(s) => literal_constant(py, s),
-    }
-}
-
-/// A Python number standing alone (no tensor to adapt to), typed as PyTensor types literals:
-/// `bool`; the smallest signed integer type holding an int; for a float, `floatX` when it is
-/// `float32`, else `float32` when exact and `float64` otherwise.
-pub fn literal_constant(py: Python<'_>, s: Scalar) -> PyResult<Var> {
-    use oxtensor_data::Tensor;
-    let t = match s {
-        Scalar::Bool(b) => Tensor::scalar(b),
-        Scalar::Int(i) => Tensor::scalar(i).cast(smallest_int(i)),
-        Scalar::Float(f) => {
-            let floatx: String = convert::helpers(py)?
-                .getattr(intern!(py, "floatx"))?
-                .call0()?
-                .extract()?;
-            let exact = f64::from(f as f32) == f;
-            if floatx == "float32" || exact {
-                Tensor::scalar(f as f32)
-            } else {
-                Tensor::scalar(f)
-            }
-        }
-    };
-    Ok(at_user_site(py, || Var::constant(t)))
-}
-
-/// The smallest signed integer dtype holding `i` (PyTensor's rule for integer literals).
-fn smallest_int(i: i64) -> DType {
-    if i8::try_from(i).is_ok() {
-        DType::I8
-    } else if i16::try_from(i).is_ok() {
-        DType::I16
-    } else if i32::try_from(i).is_ok() {
-        DType::I32
-    } else {
-        DType::I64
-    }
-}
-
-fn int_fits(i: i64, d: DType) -> bool {
-    match d {
-        DType::I8 => i8::try_from(i).is_ok(),
-        DType::I16 => i16::try_from(i).is_ok(),
-        DType::I32 => i32::try_from(i).is_ok(),
-        DType::U8 => u8::try_from(i).is_ok(),
-        DType::U16 => u16::try_from(i).is_ok(),
-        DType::U32 => u32::try_from(i).is_ok(),
-        DType::U64 => i >= 0,
-        _ => true,
-    }
-}
-
-/// The constant for a Python number meeting tensors of dtype `like`: a weak scalar of that
-/// dtype, except an integer that does not fit `like`'s integer type, which becomes the smallest
-/// signed integer type holding it (so `int8_tensor + 300` promotes to `int16`, as in PyTensor,
-/// instead of wrapping around).
-pub fn scalar_like(s: Scalar, like: DType) -> Var {
-    match s {
-        Scalar::Int(i) if like.is_int() && !int_fits(i, like) => {
-            Var::constant(oxtensor_data::Tensor::scalar(i).cast(smallest_int(i)))
-        }
-        _ => build::weak_constant(s, like),
-    }
-}
-
-/// Turns operands into variables: Python numbers adopt the promoted dtype of the variables
-/// among the operands from position `skip` on (`switch` skips its condition); with no such
-/// variable they are typed as literals ([`literal_constant`]).
-pub fn resolve(py: Python<'_>, ops: Vec<Operand>, skip: usize) -> PyResult<Vec<Var>> {
-    let like = ops
-        .iter()
-        .skip(skip)
-        .filter_map(|o| match o {
-            Operand::Var(v) => Some(v.dtype()),
-            Operand::Scalar(_) => None,
-        })
-        .reduce(result_type);
-    ops.into_iter()
-        .map(|o| match (o, like) {
-            (Operand::Var(v), _) => Ok(v),
-            (Operand::Scalar(s), Some(like)) => Ok(at_user_site(py, || scalar_like(s, like))),
-            (Operand::Scalar(s), None) => literal_constant(py, s),
-        })
-        .collect()
-}
-
-/// Applies a scalar op elementwise to Python operands.
-pub fn elemwise_py(py: Python<'_>, op: ScalarOp, args: &[Bound<'_, PyAny>]) -> PyResult<Var> {
-    let ops = args
-        .iter()
-        .map(|a| operand(py, a))
-        .collect::<PyResult<Vec<_>>>()?;
-    let skip = usize::from(op == ScalarOp::Switch);
-    let vars = resolve(py, ops, skip)?;
-    at_user_site(py, || build::elemwise(op, &vars)).map_err(graph_err)
-}
-
-/// True when `obj` can be an operand of an arithmetic operator (else the operator returns
-/// `NotImplemented`, letting Python try the other side).
-fn is_operand(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    Ok(obj.is_instance_of::<PyVar>()
-        || obj.is_instance_of::<PyInt>()
-        || obj.is_instance_of::<PyFloat>()
-        || obj.is_instance_of::<PyBool>()
-        || obj.is_instance_of::<PyList>()
-        || obj.is_instance_of::<PyTuple>()
-        || convert::is_ndarray(py, obj)
-        || is_numpy_scalar(py, obj)?)
-}
-
-fn binop(
-    py: Python<'_>,
-    op: ScalarOp,
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
-    other: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyAny>> {
-    if !is_operand(py, other)? {
-        return Ok(py.NotImplemented());
-    }
-    wrap(py, elemwise_py(py, op, &[a.clone(), b.clone()])?)
-}
-
-fn is_comparison(v: &Var) -> bool {
-    matches!(
-        v.owner(),
-        Some((
-            Op::Elemwise(ScalarOp::Lt | ScalarOp::Gt | ScalarOp::Le | ScalarOp::Ge),
-            _
-        ))
-    )
-}
-
-/// One Python index item as an [`Idx`].
-fn index_item(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Idx> {
-    if item.is_instance_of::<PyNone>() {
-        return Ok(Idx::NewAxis);
-    }
-    if item.is_instance_of::<PyEllipsis>() {
-        return Ok(Idx::Ellipsis);
-    }
-    if let Ok(s) = item.cast::<PySlice>() {
-        let bound = |name: &Bound<'_, PyString>| -> PyResult<Option<Var>> {
-            let b = s.getattr(name)?;
-            if b.is_none() {
-                Ok(None)
-            } else {
-                index_scalar(py, &b).map(Some)
-            }
-        };
-        return Ok(Idx::Slice(
-            bound(intern!(py, "start"))?,
-            bound(intern!(py, "stop"))?,
-            bound(intern!(py, "step"))?,
-        ));
-    }
-    if item.is_instance_of::<PyBool>() {
-        return Err(PyErr::new::<pyo3::exceptions::PyIndexError, _>(
-            "boolean indices are not supported; use an integer index or pt.switch",
-        ));
-    }
-    if let Some(v) = var_of(item) {
-        return Ok(Idx::At(v));
-    }
-    if let Ok(i) = item.extract::<i64>() {
-        return Ok(at_user_site(py, || Idx::int(i)));
-    }
-    let v = constant_var(py, item, None)?;
-    if v.dtype().is_bool() {
-        return Err(PyErr::new::<pyo3::exceptions::PyIndexError, _>(
-            "boolean mask indexing is not supported; use integer indices (np.nonzero(mask)[0])",
-        ));
-    }
-    Ok(Idx::At(v))
-}
-
-/// A slice bound: an integer or a symbolic integer scalar.
-fn index_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Var> {
-    if let Some(v) = var_of(obj) {
-        return Ok(v);
-    }
-    let i: i64 = obj.extract().map_err(|_| {
-        type_err(format!(
-            "slice indices must be integers, None or symbolic integer scalars, got {}",
-            obj.repr().map(|r| r.to_string()).unwrap_or_default()
-        ))
-    })?;
-    Ok(at_user_site(py, || Var::int_constant(i)))
-}
-
-/// Parses `x[key]`.
-pub fn parse_index(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Vec<Idx>> {
-    if let Ok(t) = key.cast::<PyTuple>() {
-        t.iter().map(|i| index_item(py, &i)).collect()
-    } else {
-        Ok(vec![index_item(py, key)?])
-    }
 }
 
 #[pymethods]
