@@ -1,0 +1,426 @@
+//! Running a compiled function: a Rust executor walks the runtime's [`Plan`] and, per node,
+//! calls the node's C kernel or the interpreter's reference kernel.
+//!
+//! Output dtypes and shapes are decided here from the node's types and the runtime shapes,
+//! which are checked (with the interpreter's rule) before any C runs; output buffers are
+//! allocated here and handed to C with the operands' data pointers and strides. Any case the
+//! kernels do not take (a shape mismatch, an empty array, an element that is an error, such as
+//! an integer power with a negative exponent) is handed to the interpreter, which computes the
+//! node or reports the error exactly as it would have on its own.
+
+use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
+use libloading::Library;
+use oxtensor_data::{Tensor, dispatch_dtype};
+use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, Var};
+use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
+use oxtensor_runtime::{Executable, KernelError, Plan, RuntimeError, eval_node};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The C signature of an elementwise kernel (see `emit::kernel::elemwise`).
+pub(crate) type ElemFn = unsafe extern "C" fn(
+    i64,
+    i64,
+    i32,
+    *const i64,
+    *const *const c_void,
+    *const i64,
+    *const *mut c_void,
+) -> i32;
+
+/// The C signature of a reduction kernel (see `emit::kernel::reduce`).
+pub(crate) type ReduceFn = unsafe extern "C" fn(
+    i64,
+    i64,
+    i32,
+    *const i64,
+    i32,
+    *const i64,
+    *const *const c_void,
+    *const i64,
+    *const i64,
+    i32,
+    *mut c_void,
+) -> i32;
+
+/// How the executor runs one node.
+pub(crate) enum Step {
+    /// An elementwise kernel.
+    Elemwise(ElemFn),
+    /// A reduction kernel over `axes`, computing `producer` inside when fused.
+    Reduce {
+        /// The kernel.
+        f: ReduceFn,
+        /// The reduced axes.
+        axes: Axes,
+        /// The fused elementwise producer.
+        producer: Option<Arc<Node>>,
+    },
+    /// A producer fused into its reduction: its inputs are kept for the reduction.
+    Fused,
+}
+
+/// A function compiled by the native backend.
+pub struct NativeExecutable {
+    plan: Plan,
+    steps: FxHashMap<u64, Step>,
+    /// Keeps the kernels' code mapped while the function pointers in `steps` may be called.
+    _library: Option<Arc<Library>>,
+    /// What a fused producer's slot holds (nothing reads it).
+    placeholder: Tensor,
+    parallel: bool,
+}
+
+/// Values shared by the parallel tasks of one kernel call.
+struct Shared<T>(T);
+
+// SAFETY: `Shared` wraps the raw pointers of one kernel call. The tasks only read the pointer
+// values; what they point to is either read-only operand data (never written while the call
+// runs) or output buffers written by each task at its own, disjoint, positions.
+unsafe impl<T> Sync for Shared<T> {}
+// SAFETY: as for `Sync`; moving the pointer values to another thread changes nothing.
+unsafe impl<T> Send for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The value (a method, so that closures capture the whole wrapper, not the field).
+    fn get(&self) -> &T {
+        &self.0
+    }
+}
+
+/// A writable pointer to a fresh tensor's elements.
+fn out_ptr(t: &mut Tensor) -> Option<*mut c_void> {
+    dispatch_dtype!(t.dtype(), T => t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<c_void>()))
+}
+
+/// Fresh contiguous outputs, or `None` when they cannot be allocated (the interpreter then
+/// reports it).
+fn alloc(node: &Node, shape: &[usize]) -> Option<(Vec<Tensor>, Vec<*mut c_void>)> {
+    let mut outs: Vec<Tensor> = node
+        .types()
+        .iter()
+        .map(|t| Tensor::zeros(t.dtype, shape).ok())
+        .collect::<Option<_>>()?;
+    let ptrs = outs.iter_mut().map(out_ptr).collect::<Option<_>>()?;
+    Some((outs, ptrs))
+}
+
+impl NativeExecutable {
+    pub(crate) fn new(
+        plan: Plan,
+        steps: FxHashMap<u64, Step>,
+        library: Option<Arc<Library>>,
+        parallel: bool,
+    ) -> NativeExecutable {
+        NativeExecutable {
+            plan,
+            steps,
+            _library: library,
+            placeholder: Tensor::scalar(false),
+            parallel,
+        }
+    }
+
+    /// How many nodes run as generated code (fused producers included).
+    pub fn native_nodes(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Runs `call(start, end)` over `[0, total)`, split across rayon's threads when the work
+    /// (`total * cost` elements) is large. Returns the first non-zero status.
+    fn split(&self, total: usize, cost: usize, call: impl Fn(i64, i64) -> i32 + Sync) -> i32 {
+        let threads = rayon::current_num_threads();
+        let work = total.saturating_mul(cost.max(1));
+        if !self.parallel || threads < 2 || total < 2 || work <= PARALLEL_THRESHOLD {
+            return call(0, total as i64);
+        }
+        // A few tasks per thread, each with at least a quarter of the threshold's work.
+        let min_items = (PARALLEL_THRESHOLD / 4).div_ceil(cost.max(1));
+        let chunk = total.div_ceil(threads * 4).max(min_items).max(1);
+        (0..total.div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| {
+                let start = c * chunk;
+                call(start as i64, (start + chunk).min(total) as i64)
+            })
+            .reduce(|| 0, |a, b| if a != 0 { a } else { b })
+    }
+
+    fn elemwise(
+        &self,
+        f: ElemFn,
+        node: &Node,
+        args: &[&Tensor],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
+        let Some(space) = Space::elemwise(args, &types) else {
+            return eval_node(node, args);
+        };
+        let all: Vec<usize> = (0..space.shape.len()).collect();
+        let Some(walk) = Walk::merged(&space, &all) else {
+            return eval_node(node, args);
+        };
+        if !args.iter().all(|t| in_bounds(t)) {
+            return eval_node(node, args);
+        }
+        let Some((outs, out_ptrs)) = alloc(node, &space.shape) else {
+            return eval_node(node, args);
+        };
+        let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
+        let call = Shared((walk, inputs, out_ptrs));
+        let status = self.split(space.numel, 1, |start, end| {
+            let (walk, inputs, outs) = call.get();
+            // SAFETY: `walk` has `dims.len()` (1..=MAX_DIM) extents whose product is
+            // `space.numel`, and one stride per operand and extent; every operand pointer is
+            // its tensor's first element and every position the walk reaches is inside the
+            // tensor's storage (the shapes were checked against each other and `in_bounds`
+            // held); each output holds `numel` elements of its dtype, contiguous, and
+            // `[start, end)` is within `[0, numel)` and disjoint between concurrent calls.
+            unsafe {
+                f(
+                    start,
+                    end,
+                    walk.dims.len() as i32,
+                    walk.dims.as_ptr(),
+                    inputs.as_ptr(),
+                    walk.strides.as_ptr(),
+                    outs.as_ptr(),
+                )
+            }
+        });
+        if status != 0 {
+            return eval_node(node, args);
+        }
+        Ok(outs)
+    }
+
+    fn reduce(
+        &self,
+        f: ReduceFn,
+        axes: &[usize],
+        node: &Node,
+        x: &Tensor,
+        producer: Option<(&Node, &[Tensor])>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let fallback = || match producer {
+            Some((p, inputs)) => {
+                let refs: Vec<&Tensor> = inputs.iter().collect();
+                let value = eval_node(p, &refs)?;
+                let refs: Vec<&Tensor> = value.iter().collect();
+                eval_node(node, &refs)
+            }
+            None => eval_node(node, &[x]),
+        };
+        let operands: Vec<&Tensor> = match producer {
+            Some((_, inputs)) => inputs.iter().collect(),
+            None => vec![x],
+        };
+        let space = match producer {
+            Some((p, _)) => {
+                let types: Vec<_> = p.inputs().iter().map(|v| v.ty().clone()).collect();
+                Space::elemwise(&operands, &types)
+            }
+            None => Space::of(x),
+        };
+        let Some(space) = space.filter(|s| axes.iter().all(|&a| a < s.shape.len())) else {
+            return fallback();
+        };
+        let Some(&Op::Reduce { op, .. }) = node.op() else {
+            return fallback();
+        };
+        let main = (0..operands.len())
+            .max_by_key(|&k| (operands[k].numel(), std::cmp::Reverse(k)))
+            .unwrap_or(0);
+        let Some(rw) = ReduceWalk::new(&space, axes, main) else {
+            return fallback();
+        };
+        if !operands.iter().all(|t| in_bounds(t)) {
+            return fallback();
+        }
+        let out_shape: Vec<usize> = (0..space.shape.len())
+            .filter(|d| !axes.contains(d))
+            .map(|d| space.shape[d])
+            .collect();
+        let Some((outs, out_ptrs)) = alloc(node, &out_shape) else {
+            return fallback();
+        };
+        let Some(&out) = out_ptrs.first() else {
+            return fallback();
+        };
+        let inputs: Vec<*const c_void> = operands
+            .iter()
+            .zip(&rw.base)
+            .map(|(t, &b)| {
+                t.data_ptr()
+                    .wrapping_offset(b * t.dtype().size() as isize)
+                    .cast()
+            })
+            .collect();
+        let n_out = rw.kept.dims.iter().product::<i64>() as usize;
+        let per_out = rw.reduced.dims.iter().product::<i64>() as usize;
+        let threads = rayon::current_num_threads();
+        if self.parallel && threads > 1 && n_out < threads && per_out > PARALLEL_THRESHOLD {
+            let sizes: Vec<usize> = operands.iter().map(|t| t.dtype().size()).collect();
+            let parts = self.reduce_parts(f, node, &rw, &inputs, &sizes, threads * 2);
+            return match parts.map(|t| combine(op, &t, &out_shape)) {
+                Some(Ok(t)) => Ok(vec![t]),
+                _ => fallback(),
+            };
+        }
+        let call = Shared((rw, inputs, out));
+        let status = self.split(n_out, per_out, |start, end| {
+            let (rw, inputs, out) = call.get();
+            // SAFETY: the kept and reduced walks have 1..=MAX_DIM extents each, with one
+            // stride per operand and extent; operand pointers are the starting elements the
+            // walk was built for (a reversed reduced dimension starts at its last element,
+            // which is inside the view), and every position reached is inside the operand's
+            // storage (shapes checked, `in_bounds` held); the output holds `n_out` elements
+            // of the reduction's dtype, contiguous, and `[start, end)` is within it and
+            // disjoint between concurrent calls.
+            unsafe { call_reduce(f, rw, &rw.reduced.dims, inputs, start, end, *out) }
+        });
+        if status != 0 {
+            return fallback();
+        }
+        Ok(outs)
+    }
+
+    /// A reduction with few outputs and long reductions, split along its outermost reduced
+    /// dimension into about `parts` pieces reduced in parallel: a `[pieces, outputs]` tensor of
+    /// partial results (in the output dtype), or `None` if a piece failed.
+    fn reduce_parts(
+        &self,
+        f: ReduceFn,
+        node: &Node,
+        rw: &ReduceWalk,
+        inputs: &[*const c_void],
+        sizes: &[usize],
+        parts: usize,
+    ) -> Option<Tensor> {
+        let outer = rw.reduced.dims[0] as usize;
+        let chunk = outer.div_ceil(parts.min(outer).max(1));
+        let parts = outer.div_ceil(chunk);
+        let n_out = rw.kept.dims.iter().product::<i64>() as usize;
+        let dtype = node.types().first()?.dtype;
+        let mut partial = Tensor::zeros(dtype, &[parts, n_out]).ok()?;
+        let base = out_ptr(&mut partial)?;
+        let nr = rw.reduced.dims.len();
+        let call = Shared((inputs, base));
+        let status = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let (inputs, base) = call.get();
+                let lo = p * chunk;
+                let mut rdims = rw.reduced.dims.clone();
+                rdims[0] = chunk.min(outer - lo) as i64;
+                let ins: Vec<*const c_void> = inputs
+                    .iter()
+                    .zip(sizes)
+                    .enumerate()
+                    .map(|(k, (&ptr, &size))| {
+                        let step = rw.reduced.strides[k * nr] as isize * size as isize;
+                        ptr.cast::<u8>().wrapping_offset(lo as isize * step).cast()
+                    })
+                    .collect();
+                let out = base
+                    .cast::<u8>()
+                    .wrapping_add(p * n_out * dtype.size())
+                    .cast::<c_void>();
+                // SAFETY: as for a whole reduction, on the sub-space whose outermost reduced
+                // index runs over `[lo, lo + rdims[0])`: the operand pointers are moved to
+                // index `lo` of that dimension (inside the walk checked before), and piece `p`
+                // writes its own row of `n_out` elements of `partial`.
+                unsafe { call_reduce(f, rw, &rdims, &ins, 0, n_out as i64, out) }
+            })
+            .reduce(|| 0, |a, b| if a != 0 { a } else { b });
+        (status == 0).then_some(partial)
+    }
+}
+
+/// Combines the `[pieces, outputs]` partial results of a split reduction with the
+/// interpreter's reduction (the same op: sums of partial sums, maxima of maxima, …).
+fn combine(op: ReduceOp, partial: &Tensor, shape: &[usize]) -> Result<Tensor, KernelError> {
+    let ty = [TensorType::of_rank(partial.dtype(), 2)];
+    let out_ty = [TensorType::of_rank(partial.dtype(), 1)];
+    let ctx = KernelCtx {
+        input_types: &ty,
+        output_types: &out_ty,
+    };
+    let reduce = Op::Reduce {
+        op,
+        axes: smallvec::smallvec![0],
+    };
+    let mut r = kernels::eval(&reduce, &[partial], &ctx)?;
+    let t = r
+        .pop()
+        .ok_or_else(|| KernelError::Value("reduce: no output".into()))?;
+    Ok(t.reshape(shape)?)
+}
+
+/// Calls reduction kernel `f` for outputs `[start, end)` over the reduced extents `rdims`.
+///
+/// # Safety
+/// `rw`, `rdims` and `inputs` must describe a walk inside every operand's storage, and `out`
+/// must hold the outputs `[start, end)` of the reduction's dtype, written by no one else.
+unsafe fn call_reduce(
+    f: ReduceFn,
+    rw: &ReduceWalk,
+    rdims: &[i64],
+    inputs: &[*const c_void],
+    start: i64,
+    end: i64,
+    out: *mut c_void,
+) -> i32 {
+    // SAFETY: the caller guarantees the walk and the output; the extents and strides arrays
+    // have the lengths passed alongside them.
+    unsafe {
+        f(
+            start,
+            end,
+            rw.kept.dims.len() as i32,
+            rw.kept.dims.as_ptr(),
+            rdims.len() as i32,
+            rdims.as_ptr(),
+            inputs.as_ptr(),
+            rw.kept.strides.as_ptr(),
+            rw.reduced.strides.as_ptr(),
+            rw.cols as i32,
+            out,
+        )
+    }
+}
+
+impl Executable for NativeExecutable {
+    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
+        // The inputs of fused producers, kept until their reduction runs.
+        let mut pending: FxHashMap<u64, Vec<Tensor>> = FxHashMap::default();
+        self.plan
+            .execute(values, |node, args| match self.steps.get(&node.id()) {
+                None => eval_node(node, args),
+                Some(Step::Elemwise(f)) => self.elemwise(*f, node, args),
+                Some(Step::Fused) => {
+                    pending.insert(node.id(), args.iter().map(|t| (*t).clone()).collect());
+                    Ok(vec![self.placeholder.clone(); node.types().len()])
+                }
+                Some(Step::Reduce { f, axes, producer }) => {
+                    let Some(x) = args.first() else {
+                        return eval_node(node, args);
+                    };
+                    match producer {
+                        Some(p) => {
+                            let inputs = pending.remove(&p.id()).ok_or_else(|| {
+                                RuntimeError::Unsupported(format!(
+                                    "native backend: the fused producer of {} did not run",
+                                    Var::output_of(p, 0).describe()
+                                ))
+                            })?;
+                            self.reduce(*f, axes, node, x, Some((p, &inputs)))
+                        }
+                        None => self.reduce(*f, axes, node, x, None),
+                    }
+                }
+            })
+    }
+}

@@ -1,0 +1,43 @@
+//! The native backend of oxtensor: function graphs compiled to C by the system compiler,
+//! loaded in process, cached on disk.
+//!
+//! [`NativeBackend`] implements [`oxtensor_runtime::Backend`]. Compiling a graph:
+//!
+//! 1. **Lowering** decides which nodes become C kernels: every `Elemwise` and `Composite`
+//!    node (a Composite's inner scalar program is inlined into one loop body), and every
+//!    `Reduce` (sum, prod, max, min, all, any over any axes), with its elementwise producer
+//!    computed inside the reduction when the reduction is that value's only use.
+//! 2. **Code generation** writes one translation unit: the kernels' loops walk a strided space
+//!    run by run in blocks whose operands are unit-stride pointers (the data itself, or a small
+//!    buffer for broadcast and strided operands), so the block loops vectorise; reductions
+//!    keep several accumulators and combine blocks pairwise.
+//! 3. **Compiling** runs `$OXTENSOR_CXX`/`$CC`/`cc` with `-O2 -march=native` and the
+//!    vectoriser, math functions declared SIMD so GCC calls glibc's libmvec, through a
+//!    content-addressed [`Cache`].
+//! 4. **Running**: a Rust executor walks the runtime's `Plan`; per node it checks shapes,
+//!    allocates outputs and calls the node's kernel (large calls split across rayon's
+//!    threads by output range), or calls the interpreter's `eval_node` for every other node
+//!    and every case the kernels do not take. Numbers equal the interpreter's: exactly for
+//!    integers and bools, within a few ulp for floats.
+//!
+//! The design choice of a Rust executor (rather than generated C calling back into Rust for
+//! the ops it does not implement) keeps all allocation, shape checking, error reporting and
+//! threading in Rust, and each C function a pure loop over memory it is handed. See
+//! `docs/native-backend.md`.
+
+mod backend;
+pub mod cache;
+mod compile;
+mod config;
+mod emit;
+mod error;
+mod exec;
+mod lower;
+mod walk;
+
+pub use backend::{CompileInfo, NativeBackend};
+pub use cache::{Cache, CacheEntry, Lookup};
+pub use compile::Compiler;
+pub use config::{DEFAULT_CACHE_MAX_BYTES, NativeConfig};
+pub use error::NativeError;
+pub use exec::NativeExecutable;
