@@ -3,19 +3,36 @@ use oxtensor_graph::FunctionGraph;
 use oxtensor_rewrite::{Optimizer, RewriteReport};
 use oxtensor_runtime::{Backend, Interpreter};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The backend a mode compiles with.
 #[derive(Clone)]
 enum Linker {
     /// The reference interpreter.
     Interpreter,
+    /// Generated C (the interpreter, after one warning, when no C compiler works).
+    Native,
     /// A backend given by the user.
     Custom(Arc<dyn Backend>),
 }
 
 /// The reference interpreter, for modes that name it.
 static INTERPRETER: Interpreter = Interpreter;
+
+/// The process's native backend, made on first use; `None` (after one warning) when no C
+/// compiler answers, so functions still run, in the interpreter.
+fn native_backend() -> Option<&'static oxtensor_native::NativeBackend> {
+    static NATIVE: OnceLock<Option<oxtensor_native::NativeBackend>> = OnceLock::new();
+    NATIVE
+        .get_or_init(|| match oxtensor_native::NativeBackend::new() {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("oxtensor warning: {e}; functions run in the interpreter (set OXTENSOR_CXX or CC to a C compiler)");
+                None
+            }
+        })
+        .as_ref()
+}
 
 /// How a function is compiled: which rewrites run on its graph (the optimizer) and which
 /// backend runs the result (the linker). PyTensor users know it as `mode=`; the API follows
@@ -36,9 +53,9 @@ impl Default for Mode {
 }
 
 impl Mode {
-    /// Every rewrite, and the best backend available (today the interpreter).
+    /// Every rewrite, and the best backend available: generated C when a compiler works.
     pub const FAST_RUN: Mode = Mode {
-        linker: Linker::Interpreter,
+        linker: Linker::Native,
         optimizer: Optimizer::FAST_RUN,
     };
 
@@ -49,18 +66,17 @@ impl Mode {
         optimizer: Optimizer::FAST_COMPILE,
     };
 
-    /// A mode from PyTensor's linker and optimizer names. Linkers: `"interp"`, and PyTensor's
-    /// `"py"`, `"vm"`, `"cvm"`, `"c"`, `"c|py"`, `"auto"`, `"default"` — all the interpreter
-    /// until the native backend exists. Optimizers: `"fast_run"`, `"fast_compile"`, `"None"`
+    /// A mode from PyTensor's linker and optimizer names. Linkers: `"interp"` (also PyTensor's
+    /// `"py"` and `"vm"`) for the interpreter; `"native"` (also `"c"`, `"cvm"`, `"c|py"`,
+    /// `"auto"`, `"default"`) for generated C. Optimizers: `"fast_run"`, `"fast_compile"`, `"None"`
     /// (see [`Optimizer::by_name`]).
     pub fn new(linker: &str, optimizer: &str) -> Result<Mode, Error> {
         let linker = match linker {
-            "interp" | "py" | "vm" | "cvm" | "c" | "c|py" | "auto" | "default" => {
-                Linker::Interpreter
-            }
+            "interp" | "py" | "vm" => Linker::Interpreter,
+            "native" | "c" | "cvm" | "c|py" | "auto" | "default" => Linker::Native,
             other => {
                 return Err(Error::Option(format!(
-                    "unknown linker {other:?}; expected 'interp', 'py', 'vm', 'cvm', 'c', 'c|py' or 'auto'"
+                    "unknown linker {other:?}; expected 'native', 'interp', 'py', 'vm', 'cvm', 'c', 'c|py' or 'auto'"
                 )));
             }
         };
@@ -80,11 +96,15 @@ impl Mode {
         }
     }
 
-    /// A mode by PyTensor name (`"FAST_RUN"`, `"FAST_COMPILE"`) or backend name (`"interp"`,
-    /// `"py"`: that backend with every rewrite).
+    /// A mode by PyTensor name (`"FAST_RUN"`, `"FAST_COMPILE"`) or backend name (`"native"`,
+    /// `"interp"`, `"py"`: that backend with every rewrite).
     pub fn by_name(name: &str) -> Option<Mode> {
         match name {
-            "FAST_RUN" | "interp" | "py" => Some(Mode::FAST_RUN),
+            "FAST_RUN" | "native" => Some(Mode::FAST_RUN),
+            "interp" | "py" => Some(Mode {
+                linker: Linker::Interpreter,
+                optimizer: Optimizer::FAST_RUN,
+            }),
             "FAST_COMPILE" => Some(Mode::FAST_COMPILE),
             _ => None,
         }
@@ -123,6 +143,10 @@ impl Mode {
     pub fn backend(&self) -> &dyn Backend {
         match &self.linker {
             Linker::Interpreter => &INTERPRETER,
+            Linker::Native => match native_backend() {
+                Some(b) => b,
+                None => &INTERPRETER,
+            },
             Linker::Custom(b) => b.as_ref(),
         }
     }

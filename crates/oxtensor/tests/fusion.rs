@@ -58,13 +58,14 @@ fn assert_close(a: &[Tensor], b: &[Tensor], tol: f64) {
 }
 
 /// Compiles `outputs` with FAST_RUN, and compares its values on `args` with FAST_RUN without
-/// fusion (bit for bit: fusion is exact) and with FAST_COMPILE (within rounding: the other
-/// passes rewrite the arithmetic).
+/// fusion (within a few ulp: the native backend's vector math may round differently from the
+/// scalar path) and with FAST_COMPILE (within rounding: the other passes rewrite the
+/// arithmetic).
 fn check(inputs: &[Var], outputs: &[Var], args: &[Tensor]) -> Function {
     let fused = compile(inputs, outputs, Mode::FAST_RUN);
     let got = fused.call(args).unwrap();
     let unfused = compile(inputs, outputs, Mode::FAST_RUN.excluding(&["fusion"]));
-    assert_close(&got, &unfused.call(args).unwrap(), 0.0);
+    assert_close(&got, &unfused.call(args).unwrap(), 1e-14);
     let plain = compile(inputs, outputs, Mode::FAST_COMPILE);
     let tol = if got.iter().any(|t| t.dtype() == DType::F32) {
         1e-5

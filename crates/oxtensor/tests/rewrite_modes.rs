@@ -26,8 +26,15 @@ fn t(v: &[f64]) -> Tensor {
 
 #[test]
 fn predefined_modes_and_names() {
-    assert_eq!(Mode::default().linker(), "interp");
-    for name in ["FAST_RUN", "FAST_COMPILE", "interp", "py"] {
+    // This machine has a C compiler, so FAST_RUN (the default) compiles natively.
+    assert_eq!(Mode::default().linker(), "native");
+    assert_eq!(Mode::FAST_COMPILE.linker(), "interp");
+    assert_eq!(Mode::by_name("interp").map(|m| m.linker()), Some("interp"));
+    assert_eq!(
+        Mode::new("c", "fast_run").map(|m| m.linker()).ok(),
+        Some("native")
+    );
+    for name in ["FAST_RUN", "FAST_COMPILE", "interp", "py", "native"] {
         assert!(Mode::by_name(name).is_some(), "{name}");
     }
     assert!(Mode::by_name("DEBUG_MODE").is_none());

@@ -485,7 +485,8 @@ pub fn arcsinh(x: f64) -> f64 {
 /// formula overflows above `f64::MAX / 2`).
 #[inline]
 pub fn arccosh(x: f64) -> f64 {
-    libm::acosh(x)
+    // libm's acosh returns numbers below 1 (−∞ at −32768); NumPy and glibc give NaN.
+    if x < 1.0 { f64::NAN } else { libm::acosh(x) }
 }
 
 /// Inverse hyperbolic tangent (`np.arctanh`): ±∞ at ±1, NaN beyond.
@@ -624,6 +625,7 @@ mod tests {
         assert_eq!(erf(f64::INFINITY), 1.0);
         assert!((erfc(10.0) - 2.088487583762545e-45).abs() < 1e-58);
         assert_eq!(arccosh(1.0), 0.0);
+        assert!(arccosh(0.5).is_nan() && arccosh(-32768.0).is_nan());
         assert!((arccosh(f64::MAX) - 710.4758600739439).abs() < 1e-12);
         assert_eq!(arctanh(1.0), f64::INFINITY);
         assert!(bits_eq(arcsinh(-0.0), -0.0));
