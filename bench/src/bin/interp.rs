@@ -3,23 +3,12 @@
 //!
 //! `cargo run --release -p oxtensor-bench --bin interp`
 
-use oxtensor::{DType, Tensor, Var, function, matrix, ops, vector};
+use oxtensor::{DType, Mode, Tensor, Var, function, matrix, ops, vector};
+use oxtensor_bench::best;
 use std::hint::black_box;
-use std::time::Instant;
 
 const N: usize = 10_000_000;
 const REPS: usize = 7;
-
-fn best(mut f: impl FnMut()) -> f64 {
-    f();
-    (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn row(name: &str, interp: f64, plain: f64) {
     println!(
@@ -30,8 +19,11 @@ fn row(name: &str, interp: f64, plain: f64) {
     );
 }
 
+/// Compiles for the interpreter (with every rewrite), whatever FAST_RUN's backend is.
 fn compile(inputs: &[Var], out: Var) -> oxtensor::Function {
+    let mode = Mode::by_name("interp").expect("the interpreter mode");
     function(inputs, &[out])
+        .mode(mode)
         .build()
         .unwrap_or_else(|e| panic!("compile: {e}"))
 }
@@ -51,10 +43,10 @@ fn main() {
     let y = vector("y", DType::F64);
 
     let add = compile(&[x.clone(), y.clone()], &x + &y);
-    let t_i = best(|| {
+    let t_i = best(REPS, || {
         black_box(add.call(&[xt.clone(), yt.clone()]).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         let out: Vec<f64> = xs.iter().zip(&ys).map(|(a, b)| a + b).collect();
         black_box(out);
     });
@@ -62,10 +54,10 @@ fn main() {
 
     let expr = (-(&x * &x)).exp() * y.sin() + (&x * &y).abs().log1p();
     let fused = compile(&[x.clone(), y.clone()], expr);
-    let t_i = best(|| {
+    let t_i = best(REPS, || {
         black_box(fused.call(&[xt.clone(), yt.clone()]).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         let out: Vec<f64> = xs
             .iter()
             .zip(&ys)
@@ -75,11 +67,11 @@ fn main() {
     });
     row("exp(-x²)·sin(y)+log1p(|xy|) (unfused)", t_i, t_p);
 
-    let sum = compile(&[x.clone()], x.sum(None));
-    let t_i = best(|| {
+    let sum = compile(std::slice::from_ref(&x), x.sum(None));
+    let t_i = best(REPS, || {
         black_box(sum.call(std::slice::from_ref(&xt)).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         let mut acc = [0.0f64; 4];
         for c in xs.chunks_exact(4) {
             for k in 0..4 {
@@ -92,21 +84,21 @@ fn main() {
 
     let m = matrix("m", DType::F64);
     let mt = xt.reshape(&[1000, N / 1000]).expect("reshape");
-    let rows = compile(&[m.clone()], m.sum(Some(&[1])));
-    let t_i = best(|| {
+    let rows = compile(std::slice::from_ref(&m), m.sum(Some(&[1])));
+    let t_i = best(REPS, || {
         black_box(rows.call(std::slice::from_ref(&mt)).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         let out: Vec<f64> = xs.chunks_exact(N / 1000).map(|r| r.iter().sum()).collect();
         black_box(out);
     });
     row("sum(m, axis=1), m 1000×10000", t_i, t_p);
 
-    let cols = compile(&[m.clone()], m.sum(Some(&[0])));
-    let t_i = best(|| {
+    let cols = compile(std::slice::from_ref(&m), m.sum(Some(&[0])));
+    let t_i = best(REPS, || {
         black_box(cols.call(std::slice::from_ref(&mt)).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         let mut out = vec![0.0f64; N / 1000];
         for r in xs.chunks_exact(N / 1000) {
             for (o, v) in out.iter_mut().zip(r) {
@@ -117,11 +109,14 @@ fn main() {
     });
     row("sum(m, axis=0), m 1000×10000", t_i, t_p);
 
-    let mx = compile(&[x.clone()], ops::max(&x, None, false).expect("max"));
-    let t_i = best(|| {
+    let mx = compile(
+        std::slice::from_ref(&x),
+        ops::max(&x, None, false).expect("max"),
+    );
+    let t_i = best(REPS, || {
         black_box(mx.call(std::slice::from_ref(&xt)).expect("call"));
     });
-    let t_p = best(|| {
+    let t_p = best(REPS, || {
         black_box(xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     });
     row("max(x)", t_i, t_p);

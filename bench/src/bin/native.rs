@@ -13,6 +13,7 @@
 use oxtensor::oxtensor_graph::{FunctionGraph, TensorType, Var, build};
 use oxtensor::oxtensor_runtime::{Backend, Executable, Interpreter};
 use oxtensor::{DType, Tensor};
+use oxtensor_bench::best;
 use oxtensor_native::{NativeBackend, NativeConfig};
 use std::hint::black_box;
 use std::path::Path;
@@ -22,17 +23,6 @@ use std::time::Instant;
 const N: usize = 10_000_000;
 const ROWS: usize = 2000;
 const REPS: usize = 7;
-
-fn best(mut f: impl FnMut()) -> f64 {
-    f();
-    (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn input(name: &str, ndim: usize) -> Var {
     Var::input(Some(name), TensorType::of_rank(DType::F64, ndim))
@@ -89,7 +79,7 @@ fn native(dir: &Path, parallel: bool, vector_math: bool) -> NativeBackend {
 }
 
 fn time_run(exec: &Arc<dyn Executable>, values: &[Tensor]) -> f64 {
-    best(|| {
+    best(REPS, || {
         black_box(ok(exec.run(values)));
     })
 }
@@ -168,7 +158,7 @@ fn main() {
         let b = native(cache.path(), false, vm);
         let exec = ok(b.compile(&g_exp));
         let t = time_run(&exec, std::slice::from_ref(&xt));
-        let t_small = best(|| {
+        let t_small = best(REPS, || {
             for _ in 0..20 {
                 black_box(ok(exec.run(std::slice::from_ref(&small))));
             }

@@ -7,8 +7,8 @@
 
 use oxtensor::oxtensor_graph::{FunctionGraph, toposort};
 use oxtensor::{DType, Mode, vector};
+use oxtensor_bench::best;
 use std::hint::black_box;
-use std::time::Instant;
 
 const REPS: usize = 5;
 
@@ -27,17 +27,6 @@ fn mixed_graph(n: usize) -> FunctionGraph {
     FunctionGraph::new(vec![x, w], vec![acc]).unwrap_or_else(|e| panic!("graph: {e}"))
 }
 
-fn best(mut f: impl FnMut()) -> f64 {
-    f();
-    (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
 fn main() {
     let mode = Mode::FAST_RUN;
     println!("FAST_RUN rewrite, best of {REPS}");
@@ -51,10 +40,10 @@ fn main() {
         let (done, report) = mode
             .rewrite(&graph)
             .unwrap_or_else(|e| panic!("rewrite: {e}"));
-        let t = best(|| {
+        let t = best(REPS, || {
             black_box(mode.rewrite(&graph).expect("rewrite"));
         });
-        let t_again = best(|| {
+        let t_again = best(REPS, || {
             black_box(mode.rewrite(&done).expect("rewrite"));
         });
         println!(

@@ -2,7 +2,8 @@
 //! re-inserts them with extent 1 (`keepdims`) and spreads it over the reduced elements.
 
 use crate::rules::{Term, grads, uniform};
-use crate::util::{dims, fconst, keep_where, keepdims_order};
+use crate::util::{dims, fconst, keep_where};
+use oxtensor_graph::build::keepdims_order;
 use oxtensor_graph::build::{self as b, Built};
 use oxtensor_graph::{GraphError, ReduceOp, Var};
 

@@ -57,22 +57,6 @@ pub(crate) fn drop_where(cond: &Var, g: &Var) -> Built {
     build::switch(cond, &fconst(0.0, g), g)
 }
 
-/// The `DimShuffle` order re-inserting the reduced `axes` of a rank-`ndim` tensor as new axes
-/// of extent 1 (NumPy's `keepdims`).
-pub(crate) fn keepdims_order(ndim: usize, axes: &[usize]) -> Vec<Option<usize>> {
-    let mut next = 0;
-    (0..ndim)
-        .map(|d| {
-            if axes.contains(&d) {
-                None
-            } else {
-                next += 1;
-                Some(next - 1)
-            }
-        })
-        .collect()
-}
-
 /// Sums a gradient computed for a broadcast value back to the shape of the value it came
 /// from: first over the leading dimensions the value was padded with, then (keeping them) over
 /// the dimensions where the value has static extent 1 but the gradient does not. This is the

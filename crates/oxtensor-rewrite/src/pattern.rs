@@ -161,22 +161,7 @@ pub fn reduce_over(op: ReduceOp, axes: &Axes, x: &Var) -> Option<Var> {
 /// `r` (the result of reducing a rank-`ndim` tensor over `axes`) with the reduced axes put back
 /// as extent-1 dimensions (`keepdims=True`).
 pub fn keep_dims(r: &Var, axes: &[usize], ndim: usize) -> Option<Var> {
-    build::dimshuffle(r, &keep_dims_order(axes, ndim)).ok()
-}
-
-/// The `DimShuffle` order that re-inserts reduced `axes` of a rank-`ndim` tensor.
-pub fn keep_dims_order(axes: &[usize], ndim: usize) -> Vec<Option<usize>> {
-    let mut next = 0;
-    (0..ndim)
-        .map(|d| {
-            if axes.contains(&d) {
-                None
-            } else {
-                next += 1;
-                Some(next - 1)
-            }
-        })
-        .collect()
+    build::dimshuffle(r, &build::keepdims_order(ndim, axes)).ok()
 }
 
 /// True when `a` and `b` have the same static shape (so one can stand for the other without

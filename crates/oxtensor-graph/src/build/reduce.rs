@@ -23,11 +23,11 @@ pub fn norm_axes(x: &Var, axis: Option<&[i64]>, what: &str) -> Result<Axes, Grap
     Ok(axes)
 }
 
-/// Re-inserts reduced axes as extent-1 dimensions (`keepdims=True`).
-#[track_caller]
-fn keep_dims(r: Var, axes: &[usize], ndim: usize) -> Built {
+/// The `DimShuffle` order re-inserting the reduced `axes` of a rank-`ndim` tensor as new axes
+/// of extent 1 (NumPy's `keepdims`).
+pub fn keepdims_order(ndim: usize, axes: &[usize]) -> Vec<Option<usize>> {
     let mut next = 0;
-    let order = (0..ndim)
+    (0..ndim)
         .map(|d| {
             if axes.contains(&d) {
                 None
@@ -36,8 +36,18 @@ fn keep_dims(r: Var, axes: &[usize], ndim: usize) -> Built {
                 Some(next - 1)
             }
         })
-        .collect();
-    Var::apply1(Op::DimShuffle { order }, &[r])
+        .collect()
+}
+
+/// Re-inserts reduced axes as extent-1 dimensions (`keepdims=True`).
+#[track_caller]
+fn keep_dims(r: Var, axes: &[usize], ndim: usize) -> Built {
+    Var::apply1(
+        Op::DimShuffle {
+            order: keepdims_order(ndim, axes).into(),
+        },
+        &[r],
+    )
 }
 
 /// A reduction `op` of `x` over `axis` (`None`: all), optionally keeping reduced dimensions.

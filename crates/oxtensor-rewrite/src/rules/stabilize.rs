@@ -9,8 +9,8 @@
 //! also match the plain forms, so the pass works without canonicalization too.
 
 use crate::pattern::{
-    apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, keep_dims_order, nary,
-    reduce_of, reduce_over, scalar_const, scalar_like, unary, without_first,
+    apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, nary, reduce_of,
+    reduce_over, scalar_const, scalar_like, unary, without_first,
 };
 use crate::rule::{Root, Rule, RuleCtx};
 use oxtensor_graph::build;
@@ -137,7 +137,8 @@ fn logsumexp(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
 fn kept_sum_exp<'a>(d: &'a Var, x: &Var) -> Option<&'a Axes> {
     let (order, s) = dimshuffle(d)?;
     let (axes, e) = reduce_of(s, ReduceOp::Sum)?;
-    let same = unary(e, ScalarOp::Exp)? == x && order == keep_dims_order(axes, x.ndim());
+    let same = unary(e, ScalarOp::Exp)? == x
+        && order == oxtensor_graph::build::keepdims_order(x.ndim(), axes);
     same.then_some(axes)
 }
 
