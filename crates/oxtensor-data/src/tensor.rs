@@ -458,6 +458,9 @@ mod tests {
         assert_eq!(t.reshape(&[1, 3]).unwrap().shape(), &[1, 3]);
         assert!(Tensor::zeros(DType::F64, &[usize::MAX, 2]).is_err());
         // Representable but far beyond this machine's memory: an error, not an abort.
-        assert!(matches!(Tensor::zeros(DType::F64, &[1 << 45]), Err(DataError::TooLarge(_))));
+        assert!(matches!(
+            Tensor::zeros(DType::F64, &[1 << 45]),
+            Err(DataError::TooLarge(_))
+        ));
     }
 }
