@@ -8,11 +8,16 @@
 //! again), so a sweep usually reaches the fixpoint by itself; the next sweep confirms it. Each
 //! node is rebuilt at most once per sweep and a memo maps old variables to new ones, so a sweep
 //! costs time linear in the graph plus the rules' work.
+//!
+//! A `Composite` node's inner graph is rewritten with the same rules (a nested fixpoint over
+//! its 0-d placeholders, memoized per sweep); when that changes it, and the result is still a
+//! valid inner graph (elementwise ops only, same output dtypes), the node is rebuilt with a new
+//! frozen graph over the same inputs. An unchanged inner graph keeps its node.
 
 use crate::RewriteError;
 use crate::rule::{Key, Root, Rule, RuleCtx};
 use indexmap::IndexMap;
-use oxtensor_graph::{Site, Var, toposort, with_site};
+use oxtensor_graph::{FrozenGraph, Op, Site, Var, toposort, with_site};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,6 +221,7 @@ pub fn apply_rules(
             clients,
             in_flight: FxHashSet::default(),
             sites: FxHashMap::default(),
+            inner: FxHashMap::default(),
             stats: &mut stats,
             rewrites_left,
             finished: 0,
@@ -268,6 +274,8 @@ struct Sweep<'a, 'r> {
     in_flight: FxHashSet<Var>,
     /// Creation sites as strings, for attributing rebuilt and new nodes to the user's code.
     sites: FxHashMap<usize, Arc<str>>,
+    /// Inner graphs of Composites met in this sweep → their rewritten form (`None`: unchanged).
+    inner: FxHashMap<FrozenGraph, Option<FrozenGraph>>,
     stats: &'a mut PassStats,
     rewrites_left: usize,
     finished: usize,
@@ -370,12 +378,22 @@ impl Sweep<'_, '_> {
             .map(|x| self.lookup(x))
             .collect::<Result<Vec<_>, _>>()?;
         let site = self.site_of(&v);
-        let outs: Vec<Var> = if new_inputs.as_slice() == inputs {
+        // A Composite's inner graph is rewritten with the same rules (inner graphs in, new
+        // inner graphs out); the node is rebuilt over the new one when it changed.
+        let new_op = match op {
+            Op::Composite(g) if self.stop.is_none() => self.rewrite_inner(g)?.map(Op::Composite),
+            _ => None,
+        };
+        if new_op.is_some() {
+            self.changed = true;
+        }
+        let outs: Vec<Var> = if new_op.is_none() && new_inputs.as_slice() == inputs {
             (0..node.types().len())
                 .map(|i| Var::output_of(&node, i))
                 .collect()
         } else {
-            with_site(site.clone(), || Var::apply(op.clone(), &new_inputs))
+            let op = new_op.unwrap_or_else(|| op.clone());
+            with_site(site.clone(), || Var::apply(op, &new_inputs))
                 .map_err(|source| RewriteError::Rebuild {
                     pass: self.pass,
                     source,
@@ -423,6 +441,39 @@ impl Sweep<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The inner graph `g` rewritten to a fixpoint with this pass's rules, or `None` when
+    /// nothing changed (or the result is not a valid inner graph: only elementwise ops over the
+    /// placeholders, outputs of the same dtypes). Results are memoized per sweep.
+    fn rewrite_inner(&mut self, g: &FrozenGraph) -> Result<Option<FrozenGraph>, RewriteError> {
+        if let Some(done) = self.inner.get(g) {
+            return Ok(done.clone());
+        }
+        let (outputs, stats) = apply_rules(self.pass, g.outputs(), &self.index.rules, self.limits)?;
+        for (name, n) in &stats.hits {
+            *self.stats.hits.entry(name).or_default() += n;
+        }
+        for (name, n) in &stats.rejected {
+            *self.stats.rejected.entry(name).or_default() += n;
+        }
+        let hits = stats.total_hits();
+        self.rewrites_left = self.rewrites_left.saturating_sub(hits);
+        let valid = outputs != g.outputs()
+            && outputs
+                .iter()
+                .zip(g.outputs())
+                .all(|(n, o)| n.dtype() == o.dtype() && n.ndim() == 0)
+            && toposort(&outputs)
+                .iter()
+                .all(|n| matches!(n.op(), Some(Op::Elemwise(_))));
+        let new = if valid {
+            FrozenGraph::freeze(&g.placeholders(), &outputs).ok()
+        } else {
+            None
+        };
+        self.inner.insert(g.clone(), new.clone());
+        Ok(new)
     }
 
     /// The first valid replacement the rules indexed under `w`'s op produce.

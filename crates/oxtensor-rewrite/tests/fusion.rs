@@ -219,3 +219,149 @@ fn long_chains_fuse_in_linear_time() {
     assert!(t.elapsed().as_secs_f64() < 5.0);
     assert_eq!(outer_ops(&outs).len(), 1);
 }
+
+/// A user-built Composite over `x` (and `y`) whose inner graph is `body(i0, i1)`.
+fn user_composite(body: impl Fn(&Var, &Var) -> Var, x: &Var, y: &Var) -> Var {
+    let (i0, i1) = (
+        Var::input(None, oxtensor_graph::TensorType::scalar(x.dtype())),
+        Var::input(None, oxtensor_graph::TensorType::scalar(y.dtype())),
+    );
+    let out = body(&i0, &i1);
+    b::composite(&[i0, i1], &[out], &[x.clone(), y.clone()]).unwrap()[0].clone()
+}
+
+/// The scalar ops inside the Composites of the graph of `outs`.
+fn inner_ops(outs: &[Var]) -> Vec<ScalarOp> {
+    let mut ops = Vec::new();
+    for n in toposort(outs) {
+        if let Some(Op::Composite(g)) = n.op() {
+            for m in toposort(g.outputs()) {
+                if let Some(Op::Elemwise(s)) = m.op() {
+                    ops.push(*s);
+                }
+            }
+        }
+    }
+    ops
+}
+
+#[test]
+fn inner_graphs_of_composites_are_rewritten() {
+    let (x, y) = (vector("x"), vector("y"));
+    let c = user_composite(|a, b| (1.0 + a).log() * b, &x, &y);
+    assert!(!inner_ops(std::slice::from_ref(&c)).contains(&ScalarOp::Log1p));
+    let (got, report) = optimize(std::slice::from_ref(&c), &Optimizer::FAST_RUN);
+    assert!(report.hits("log1p_from_log") >= 1, "{report}");
+    assert!(
+        matches!(outer_ops(&got)[..], [Op::Composite(_)]),
+        "{}",
+        show(&got[0])
+    );
+    let ops = inner_ops(&got);
+    assert!(ops.contains(&ScalarOp::Log1p), "{ops:?}");
+    assert!(!ops.contains(&ScalarOp::Log), "{ops:?}");
+    // Same inputs, same values.
+    assert_eq!(got[0].node().inputs(), c.node().inputs());
+    let args = [
+        random_tensor(&[9], 0.0, 3.0, 11),
+        random_tensor(&[9], -2.0, 2.0, 12),
+    ];
+    let inputs = [x.clone(), y.clone()];
+    assert_close(
+        &eval1(&inputs, &got[0], &args),
+        &eval1(&inputs, &c, &args),
+        1e-15,
+    );
+    // The result is a fixpoint.
+    let (again, _) = optimize(&got, &Optimizer::FAST_RUN);
+    assert_eq!(again, got);
+    // FAST_COMPILE's rules (useless + folding) leave the stabilization alone.
+    let (fc, _) = optimize(std::slice::from_ref(&c), &Optimizer::FAST_COMPILE);
+    assert!(inner_ops(&fc).contains(&ScalarOp::Log));
+}
+
+#[test]
+fn canonical_inner_graphs_keep_their_composite() {
+    let (x, y) = (vector("x"), vector("y"));
+    let c = user_composite(|a, b| (a * b).sin(), &x, &y);
+    let (got, report) = optimize(std::slice::from_ref(&c), &Optimizer::FAST_RUN);
+    assert_eq!(report.total_hits(), 0, "{report}");
+    assert_eq!(got[0], c, "{}", show(&got[0]));
+    assert!(std::sync::Arc::ptr_eq(got[0].node(), c.node()));
+}
+
+/// Counts of (apply nodes, Composites, outer Exp nodes, Exp nodes inside Composites).
+fn census(outs: &[Var]) -> (usize, usize, usize, usize) {
+    let order = toposort(outs);
+    let comps = order
+        .iter()
+        .filter(|n| matches!(n.op(), Some(Op::Composite(_))))
+        .count();
+    let outer_exp = order
+        .iter()
+        .filter(|n| n.op() == Some(&Op::Elemwise(ScalarOp::Exp)))
+        .count();
+    let inner_exp = inner_ops(outs)
+        .iter()
+        .filter(|s| **s == ScalarOp::Exp)
+        .count();
+    (order.len(), comps, outer_exp, inner_exp)
+}
+
+#[test]
+fn shared_elementwise_values_are_extra_outputs_of_one_composite() {
+    let (x, y) = (vector("x"), vector("y"));
+    let a = x.exp();
+    let bb = &a * &y;
+    let outs = [bb.sin(), &a + 1.0];
+    let (got, report) = optimize(&outs, &Optimizer::FAST_RUN);
+    let (nodes, comps, outer_exp, inner_exp) = census(&got);
+    assert_eq!(
+        (comps, outer_exp, inner_exp),
+        (1, 0, 1),
+        "{report}\n{}",
+        show(&got[0])
+    );
+    // One Composite computing [sin(exp(x) * y), exp(x)], and the add of the second output.
+    assert_eq!(nodes, 2, "{}\n{}", show(&got[0]), show(&got[1]));
+    let comp = toposort(&got)
+        .into_iter()
+        .find(|n| matches!(n.op(), Some(Op::Composite(_))))
+        .unwrap();
+    assert_eq!(comp.types().len(), 2);
+    let args = [
+        random_tensor(&[13], -2.0, 2.0, 21),
+        random_tensor(&[13], -2.0, 2.0, 22),
+    ];
+    let inputs = [x.clone(), y.clone()];
+    let (plain, _) = optimize(&outs, &Optimizer::FAST_COMPILE);
+    let want = eval(&inputs, &plain, &args);
+    let have = eval(&inputs, &got, &args);
+    for (h, w) in have.iter().zip(&want) {
+        assert_close(&h.to_vec_as::<f64>(), &w.to_vec_as::<f64>(), 1e-12);
+    }
+    // Fusion is idempotent on the multi-output result.
+    assert_eq!(fused(&got), got);
+}
+
+#[test]
+fn extra_outputs_never_make_cycles() {
+    let (x, y) = (vector("x"), vector("y"));
+    // exp(x)'s outside user (a reduction) feeds back into the group: exp(x) stays on its own.
+    let a = x.exp();
+    let s = b::sum(&a, None, false).unwrap();
+    let out = (&a * &y + &s).sin();
+    let got = fused(std::slice::from_ref(&out));
+    let (_, _, outer_exp, inner_exp) = census(&got);
+    assert_eq!((outer_exp, inner_exp), (1, 0), "{}", show(&got[0]));
+    let args = [
+        random_tensor(&[5], -1.0, 1.0, 31),
+        random_tensor(&[5], -1.0, 1.0, 32),
+    ];
+    let inputs = [x.clone(), y.clone()];
+    assert_close(
+        &eval1(&inputs, &got[0], &args),
+        &eval1(&inputs, &out, &args),
+        1e-12,
+    );
+}

@@ -19,7 +19,14 @@
 //!   so no value is recomputed per element of a broadcast dimension. Inputs of the group may
 //!   still broadcast: a Composite broadcasts its inputs as `Elemwise` does.
 //!
-//! Otherwise it starts a group of its own. A group of one `Elemwise` node stays that node.
+//! Otherwise, when one of its users is in a group with the same broadcast pattern, it joins
+//! that group as an *extra output* of the Composite (its value is computed once, in the same
+//! pass, and its other users read it from the Composite), provided none of those other users
+//! leads back into the group (which would make a cycle; the search is bounded, and gives up by
+//! not exporting). Otherwise it starts a group of its own. A group of one `Elemwise` node stays
+//! that node. Groups are rebuilt in an order of their own (an exported value may be read by a
+//! node that came before the group's root); if that order ever found a cycle, the pass would
+//! run again without extra outputs.
 //!
 //! # Inner graphs
 //!
@@ -79,9 +86,8 @@ impl Graph {
     }
 }
 
-/// Assigns each fusable node to a group; returns the group of each node (or [`NONE`]) and each
-/// group's members in topological order (the last is the group's root).
-fn assign_groups(g: &Graph, outputs: &[Var]) -> (Vec<usize>, Vec<Vec<usize>>) {
+/// Assigns each fusable node to a group (see [`Groups`]).
+fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
     let n = g.order.len();
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, node) in g.order.iter().enumerate() {
@@ -97,6 +103,7 @@ fn assign_groups(g: &Graph, outputs: &[Var]) -> (Vec<usize>, Vec<Vec<usize>>) {
     let mut group = vec![NONE; n];
     let mut members: Vec<Vec<usize>> = Vec::new();
     let mut pattern: Vec<Vec<bool>> = Vec::new();
+    let mut exported = vec![false; n];
     for i in (0..n).rev() {
         let node = &g.order[i];
         if !fusable(node) {
@@ -112,6 +119,32 @@ fn assign_groups(g: &Graph, outputs: &[Var]) -> (Vec<usize>, Vec<Vec<usize>>) {
             }
             _ => None,
         };
+        // Otherwise it may join the group of one of its users as an extra output of the
+        // Composite, computed once in the same pass, when its other users (outside the group)
+        // do not feed back into the group.
+        let joined = joined.or_else(|| {
+            if !export {
+                return None;
+            }
+            let mut tried: Vec<usize> = Vec::new();
+            for &u in &users[i] {
+                let gid = group[u];
+                if gid == NONE || tried.contains(&gid) || pattern[gid] != bp {
+                    continue;
+                }
+                tried.push(gid);
+                let outside: Vec<usize> = users[i]
+                    .iter()
+                    .copied()
+                    .filter(|&c| group[c] != gid)
+                    .collect();
+                if !reaches_group(&users, &group, &members, &outside, gid, members[gid][0]) {
+                    exported[i] = true;
+                    return Some(gid);
+                }
+            }
+            None
+        });
         let gid = joined.unwrap_or_else(|| {
             members.push(Vec::new());
             pattern.push(bp);
@@ -123,7 +156,55 @@ fn assign_groups(g: &Graph, outputs: &[Var]) -> (Vec<usize>, Vec<Vec<usize>>) {
     for m in &mut members {
         m.reverse();
     }
-    (group, members)
+    Groups {
+        group,
+        members,
+        exported,
+    }
+}
+
+/// How many nodes a cycle check may visit before it gives up (and the node is not exported).
+const REACH_BUDGET: usize = 1_000;
+
+/// True when a path of users leads from one of `from` to a member of group `gid` (whose last
+/// member in topological order is `last`), or when the search exceeds its budget.
+fn reaches_group(
+    users: &[Vec<usize>],
+    group: &[usize],
+    members: &[Vec<usize>],
+    from: &[usize],
+    gid: usize,
+    last: usize,
+) -> bool {
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut stack: Vec<usize> = from.to_vec();
+    while let Some(c) = stack.pop() {
+        if c > last || !seen.insert(c) {
+            continue;
+        }
+        if group[c] == gid {
+            return true;
+        }
+        if seen.len() > REACH_BUDGET {
+            return true;
+        }
+        stack.extend(users[c].iter().copied());
+        // A group is rebuilt as one node: what any of its members feeds is reached too.
+        if group[c] != NONE {
+            stack.extend(members[group[c]].iter().copied());
+        }
+    }
+    false
+}
+
+/// The result of [`assign_groups`].
+struct Groups {
+    /// The group of each node, or [`NONE`].
+    group: Vec<usize>,
+    /// Each group's members in topological order (the last is the group's root).
+    members: Vec<Vec<usize>>,
+    /// Members whose value is also an output of their group's Composite.
+    exported: Vec<bool>,
 }
 
 /// The forward pass: rebuilds the graph with each group of two or more nodes as one Composite.
@@ -131,6 +212,7 @@ struct Rebuild<'g> {
     g: &'g Graph,
     group: Vec<usize>,
     members: Vec<Vec<usize>>,
+    exported: Vec<bool>,
     memo: FxHashMap<Var, Var>,
     fused: usize,
 }
@@ -157,11 +239,13 @@ impl Rebuild<'_> {
         Ok(())
     }
 
-    /// The Composite of group `gid`, or `None` when it would not have the root's type.
-    fn composite(&self, gid: usize) -> Result<Option<Var>, RewriteError> {
+    /// The Composite of group `gid` (its root, then its exported members, each with the outer
+    /// variable it replaces), or `None` when an output would not have the replaced type.
+    fn composite(&self, gid: usize) -> Result<Option<Vec<(Var, Var)>>, RewriteError> {
         let mut inner: FxHashMap<Var, Var> = FxHashMap::default();
         let mut leaves: IndexMap<Var, Var> = IndexMap::new();
         let mut root = None;
+        let mut extra: Vec<(Var, Var)> = Vec::new();
         for &m in &self.members[gid] {
             let node = &self.g.order[m];
             let mut args = Vec::with_capacity(node.inputs().len());
@@ -187,11 +271,22 @@ impl Rebuild<'_> {
             .map_err(rebuild_error)?;
             let out = Var::output_of(node, 0);
             inner.insert(out.clone(), value.clone());
+            if self.exported[m] {
+                extra.push((out.clone(), value.clone()));
+            }
             root = Some((out, value));
         }
         let Some((out, value)) = root else {
             return Ok(None);
         };
+        let mut replaced = vec![out.clone()];
+        let mut values = vec![value];
+        for (o, v) in extra {
+            if o != out {
+                replaced.push(o);
+                values.push(v);
+            }
+        }
         let (outer_inputs, inner_inputs): (Vec<Var>, Vec<Var>) = leaves.into_iter().unzip();
         if outer_inputs.is_empty() {
             return Ok(None);
@@ -202,43 +297,106 @@ impl Rebuild<'_> {
             Site::Rust(loc) => Arc::from(format!("{}:{}", loc.file(), loc.line())),
         };
         let new = with_site(site, || {
-            build::composite(&inner_inputs, &[value], &outer_inputs)
+            build::composite(&inner_inputs, &values, &outer_inputs)
         })
-        .map_err(rebuild_error)?
-        .into_iter()
-        .next();
-        Ok(new.filter(|w| crate::type_fits(&out, w)))
+        .map_err(rebuild_error)?;
+        if new.len() != replaced.len()
+            || !replaced
+                .iter()
+                .zip(&new)
+                .all(|(o, w)| crate::type_fits(o, w))
+        {
+            return Ok(None);
+        }
+        Ok(Some(replaced.into_iter().zip(new).collect()))
     }
 
-    fn run(&mut self) -> Result<(), RewriteError> {
-        for i in 0..self.g.order.len() {
-            let gid = self.group[i];
-            if gid == NONE {
-                self.plain(i)?;
-                continue;
-            }
-            let members = &self.members[gid];
-            if members.last() != Some(&i) {
-                continue;
-            }
-            if members.len() == 1 {
-                self.plain(i)?;
-                continue;
-            }
-            match self.composite(gid)? {
-                Some(w) => {
-                    self.fused += 1;
-                    self.memo.insert(Var::output_of(&self.g.order[i], 0), w);
+    /// The unit node `i` is rebuilt in: its group when that has two or more members.
+    fn unit(&self, i: usize) -> Unit {
+        match self.group[i] {
+            gid if gid != NONE && self.members[gid].len() > 1 => Unit::Group(gid),
+            _ => Unit::Node(i),
+        }
+    }
+
+    /// The nodes (outside the unit) whose values `unit` reads.
+    fn deps(&self, unit: Unit) -> Vec<usize> {
+        let nodes: &[usize] = match unit {
+            Unit::Node(ref i) => std::slice::from_ref(i),
+            Unit::Group(gid) => &self.members[gid],
+        };
+        let mut deps = Vec::new();
+        for &m in nodes {
+            for v in self.g.order[m].inputs() {
+                if let Some(p) = self.g.producer(v)
+                    && self.unit(p) != unit
+                {
+                    deps.push(p);
                 }
-                None => {
-                    for m in self.members[gid].clone() {
-                        self.plain(m)?;
-                    }
+            }
+        }
+        deps
+    }
+
+    /// Rebuilds one unit, whose dependencies are rebuilt.
+    fn build(&mut self, unit: Unit) -> Result<(), RewriteError> {
+        let gid = match unit {
+            Unit::Node(i) => return self.plain(i),
+            Unit::Group(gid) => gid,
+        };
+        match self.composite(gid)? {
+            Some(outs) => {
+                self.fused += 1;
+                self.memo.extend(outs);
+            }
+            None => {
+                for m in self.members[gid].clone() {
+                    self.plain(m)?;
                 }
             }
         }
         Ok(())
     }
+
+    /// Rebuilds every unit after the units it reads (a group's exported values may be read by
+    /// nodes that come before its root in the old order, so the order is recomputed).
+    fn run(&mut self) -> Result<bool, RewriteError> {
+        let mut done: FxHashSet<Unit> = FxHashSet::default();
+        let mut expanded: FxHashSet<Unit> = FxHashSet::default();
+        let mut stack: Vec<(Unit, bool)> = Vec::new();
+        for i in 0..self.g.order.len() {
+            stack.push((self.unit(i), false));
+            while let Some((unit, ready)) = stack.pop() {
+                if done.contains(&unit) {
+                    continue;
+                }
+                if ready {
+                    self.build(unit)?;
+                    done.insert(unit);
+                    continue;
+                }
+                if !expanded.insert(unit) {
+                    // Met again before it was built: the units form a cycle.
+                    return Ok(false);
+                }
+                stack.push((unit, true));
+                for p in self.deps(unit) {
+                    let u = self.unit(p);
+                    if !done.contains(&u) {
+                        stack.push((u, false));
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// What the rebuild handles at once: a node, or a group of two or more nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Unit {
+    Node(usize),
+    Group(usize),
 }
 
 fn rebuild_error(source: oxtensor_graph::GraphError) -> RewriteError {
@@ -255,15 +413,30 @@ pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let order = toposort(outputs);
     let index = order.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
     let graph = Graph { order, index };
-    let (group, members) = assign_groups(&graph, outputs);
-    let mut rebuild = Rebuild {
-        g: &graph,
-        group,
-        members,
-        memo: FxHashMap::default(),
-        fused: 0,
+    // With extra outputs first; should the units ever form a cycle, without them.
+    let mut rebuild = None;
+    for export in [true, false] {
+        let Groups {
+            group,
+            members,
+            exported,
+        } = assign_groups(&graph, outputs, export);
+        let mut r = Rebuild {
+            g: &graph,
+            group,
+            members,
+            exported,
+            memo: FxHashMap::default(),
+            fused: 0,
+        };
+        if r.run()? || !export {
+            rebuild = Some(r);
+            break;
+        }
+    }
+    let Some(rebuild) = rebuild else {
+        unreachable!("the pass without extra outputs always completes")
     };
-    rebuild.run()?;
     let new_outputs: Vec<Var> = outputs.iter().map(|o| rebuild.new_var(o)).collect();
     let mut hits = IndexMap::new();
     if rebuild.fused > 0 {
