@@ -211,7 +211,8 @@ fn ref_float(op: ScalarOp, x: &[f64], d: DType) -> f64 {
         Cosh => r(a.cosh()),
         Tanh => r(a.tanh()),
         Arcsinh => r(libm::asinh(a)),
-        Arccosh => r(libm::acosh(a)),
+        // NumPy: NaN below 1 (libm's acosh returns numbers there).
+        Arccosh => r(if a < 1.0 { f64::NAN } else { libm::acosh(a) }),
         Arctanh => r(libm::atanh(a)),
         Sigmoid => r(if a >= 0.0 {
             1.0 / (1.0 + (-a).exp())
