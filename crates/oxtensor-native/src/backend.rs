@@ -97,7 +97,13 @@ impl NativeBackend {
                 library: None,
             };
             return Ok((
-                NativeExecutable::new(plan, FxHashMap::default(), None, parallel),
+                NativeExecutable::new(
+                    plan,
+                    FxHashMap::default(),
+                    None,
+                    parallel,
+                    self.config.interpret_below,
+                ),
                 info,
             ));
         }
@@ -133,7 +139,13 @@ impl NativeBackend {
             kernels: sources.len(),
             library: Some(path),
         };
-        let exec = NativeExecutable::new(plan, steps, Some(Arc::new(library)), parallel);
+        let exec = NativeExecutable::new(
+            plan,
+            steps,
+            Some(Arc::new(library)),
+            parallel,
+            self.config.interpret_below,
+        );
         Ok((exec, info))
     }
 

@@ -30,6 +30,11 @@ pub struct NativeConfig {
     pub vector_math: bool,
     /// Split large loops across rayon's threads. On by default.
     pub parallel: bool,
+    /// Nodes whose inputs all have fewer elements than this run on the interpreter's kernels:
+    /// for tiny arrays the C call's setup costs more than the loop it saves, and per-call
+    /// overhead is what a sampler calling a function 10^5 times feels. 256 by default; 0 runs
+    /// every supported node in C (the differential tests do).
+    pub interpret_below: usize,
 }
 
 impl Default for NativeConfig {
@@ -41,6 +46,7 @@ impl Default for NativeConfig {
             fast_math: None,
             vector_math: true,
             parallel: true,
+            interpret_below: 256,
         }
     }
 }

@@ -11,7 +11,7 @@
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
 use oxtensor_data::{Tensor, dispatch_dtype};
-use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, Var};
+use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
 use oxtensor_runtime::{Executable, KernelError, Plan, RuntimeError, eval_node};
 use rayon::prelude::*;
@@ -71,6 +71,8 @@ pub struct NativeExecutable {
     /// What a fused producer's slot holds (nothing reads it).
     placeholder: Tensor,
     parallel: bool,
+    /// See [`crate::NativeConfig::interpret_below`].
+    interpret_below: usize,
 }
 
 /// Values shared by the parallel tasks of one kernel call.
@@ -113,6 +115,7 @@ impl NativeExecutable {
         steps: FxHashMap<u64, Step>,
         library: Option<Arc<Library>>,
         parallel: bool,
+        interpret_below: usize,
     ) -> NativeExecutable {
         NativeExecutable {
             plan,
@@ -120,6 +123,7 @@ impl NativeExecutable {
             _library: library,
             placeholder: Tensor::scalar(false),
             parallel,
+            interpret_below,
         }
     }
 
@@ -399,6 +403,15 @@ impl Executable for NativeExecutable {
         self.plan
             .execute(values, |node, args| match self.steps.get(&node.id()) {
                 None => eval_node(node, args),
+                // A small node (or a small fused producer, whose reduction then finds no
+                // pending inputs and reads the computed value) runs on the reference kernel; a
+                // reduction whose producer is pending must run fused (its input is a placeholder).
+                Some(step)
+                    if args.iter().all(|t| t.numel() < self.interpret_below)
+                        && !matches!(step, Step::Reduce { producer: Some(p), .. } if pending.contains_key(&p.id())) =>
+                {
+                    eval_node(node, args)
+                }
                 Some(Step::Elemwise(f)) => self.elemwise(*f, node, args),
                 Some(Step::Fused) => {
                     pending.insert(node.id(), args.iter().map(|t| (*t).clone()).collect());
@@ -409,15 +422,11 @@ impl Executable for NativeExecutable {
                         return eval_node(node, args);
                     };
                     match producer {
-                        Some(p) => {
-                            let inputs = pending.remove(&p.id()).ok_or_else(|| {
-                                RuntimeError::Unsupported(format!(
-                                    "native backend: the fused producer of {} did not run",
-                                    Var::output_of(p, 0).describe()
-                                ))
-                            })?;
-                            self.reduce(*f, axes, node, x, Some((p, &inputs)))
-                        }
+                        // The producer ran unfused (it was small): `x` is its value.
+                        Some(p) => match pending.remove(&p.id()) {
+                            Some(inputs) => self.reduce(*f, axes, node, x, Some((p, &inputs))),
+                            None => self.reduce(*f, axes, node, x, None),
+                        },
                         None => self.reduce(*f, axes, node, x, None),
                     }
                 }

@@ -23,6 +23,8 @@ pub fn backend() -> &'static NativeBackend {
     B.get_or_init(|| {
         NativeBackend::with_config(NativeConfig {
             cache_dir: Some(shared_cache_dir()),
+            // Small arrays too run in C, so the differential tests compare C with the interpreter.
+            interpret_below: 0,
             ..NativeConfig::default()
         })
         .expect("a C compiler is needed for these tests")
