@@ -145,19 +145,22 @@ fn grad(
         .collect()
 }
 
-/// PyTensor's `jacobian`: one variable per `wrt`, of shape `expression.shape + wrt.shape`.
-#[pyfunction]
-#[pyo3(signature = (expression, wrt, consider_constant, disconnected_inputs="raise"))]
-fn jacobian(
-    py: Python<'_>,
-    expression: &Bound<'_, PyAny>,
+/// Shared by `jacobian` and `hessian`: converts the arguments, builds the derivative with
+/// `derive` at the user's site, and wraps the results.
+fn second_order(
+    what: &str,
+    of_name: &str,
+    of: &Bound<'_, PyAny>,
     wrt: &Bound<'_, PyAny>,
     consider_constant: &Bound<'_, PyAny>,
     disconnected_inputs: &str,
+    derive: impl FnOnce(&Var, &[Var], &GradOptions) -> Result<Vec<Var>, GradError>,
 ) -> PyResult<Vec<Py<PyAny>>> {
-    let e = var_of(expression)
-        .ok_or_else(|| crate::errors::type_err("jacobian: the expression must be a variable"))?;
-    let wrt = vars(wrt, "jacobian: wrt")?;
+    let v = var_of(of).ok_or_else(|| {
+        crate::errors::type_err(format!("{what}: the {of_name} must be a variable"))
+    })?;
+    let wrt = vars(wrt, &format!("{what}: wrt"))?;
+    let py = of.py();
     let empty = pyo3::types::PyList::empty(py);
     let opts = options(
         consider_constant,
@@ -166,31 +169,46 @@ fn jacobian(
         "raise",
         empty.as_any(),
     )?;
-    let js = at_user_site(py, || gradient::jacobian(&e, &wrt, &opts)).map_err(grad_err)?;
-    js.into_iter().map(|v| wrap(py, v)).collect()
+    let out = at_user_site(py, || derive(&v, &wrt, &opts)).map_err(grad_err)?;
+    out.into_iter().map(|v| wrap(py, v)).collect()
+}
+
+/// PyTensor's `jacobian`: one variable per `wrt`, of shape `expression.shape + wrt.shape`.
+#[pyfunction]
+#[pyo3(signature = (expression, wrt, consider_constant, disconnected_inputs="raise"))]
+fn jacobian(
+    expression: &Bound<'_, PyAny>,
+    wrt: &Bound<'_, PyAny>,
+    consider_constant: &Bound<'_, PyAny>,
+    disconnected_inputs: &str,
+) -> PyResult<Vec<Py<PyAny>>> {
+    second_order(
+        "jacobian",
+        "expression",
+        expression,
+        wrt,
+        consider_constant,
+        disconnected_inputs,
+        gradient::jacobian,
+    )
 }
 
 /// PyTensor's `hessian`: one variable per `wrt`, of shape `wrt.shape + wrt.shape`.
 #[pyfunction]
 #[pyo3(signature = (cost, wrt, consider_constant, disconnected_inputs="raise"))]
 fn hessian(
-    py: Python<'_>,
     cost: &Bound<'_, PyAny>,
     wrt: &Bound<'_, PyAny>,
     consider_constant: &Bound<'_, PyAny>,
     disconnected_inputs: &str,
 ) -> PyResult<Vec<Py<PyAny>>> {
-    let c = var_of(cost)
-        .ok_or_else(|| crate::errors::type_err("hessian: the cost must be a variable"))?;
-    let wrt = vars(wrt, "hessian: wrt")?;
-    let empty = pyo3::types::PyList::empty(py);
-    let opts = options(
+    second_order(
+        "hessian",
+        "cost",
+        cost,
+        wrt,
         consider_constant,
         disconnected_inputs,
-        "zero",
-        "raise",
-        empty.as_any(),
-    )?;
-    let hs = at_user_site(py, || gradient::hessian(&c, &wrt, &opts)).map_err(grad_err)?;
-    hs.into_iter().map(|v| wrap(py, v)).collect()
+        gradient::hessian,
+    )
 }
