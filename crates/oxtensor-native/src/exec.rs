@@ -13,11 +13,13 @@ use libloading::Library;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
-use oxtensor_runtime::{Executable, KernelError, Plan, RuntimeError, eval_node};
+use oxtensor_runtime::{Call, Executable, KernelError, Plan, RuntimeError, eval_node};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The C signature of an elementwise kernel (see `emit::kernel::elemwise`).
 pub(crate) type ElemFn = unsafe extern "C" fn(
@@ -62,10 +64,27 @@ pub(crate) enum Step {
     Fused,
 }
 
+/// How the executor runs the node at one position of the schedule.
+enum Kernel {
+    /// The interpreter's reference kernel.
+    Interp,
+    /// An elementwise kernel.
+    Elemwise(ElemFn),
+    /// A producer fused into its reduction: its inputs are kept for the reduction.
+    Fused,
+    /// A reduction kernel, with the schedule position of its fused producer.
+    Reduce {
+        f: ReduceFn,
+        axes: Axes,
+        producer: Option<(usize, Arc<Node>)>,
+    },
+}
+
 /// A function compiled by the native backend.
 pub struct NativeExecutable {
     plan: Plan,
-    steps: FxHashMap<u64, Step>,
+    /// One entry per node of the plan's schedule, so a call looks nothing up by key.
+    kernels: Vec<Kernel>,
     /// Keeps the kernels' code mapped while the function pointers in `steps` may be called.
     _library: Option<Arc<Library>>,
     /// What a fused producer's slot holds (nothing reads it).
@@ -97,29 +116,64 @@ fn out_ptr(t: &mut Tensor) -> Option<*mut c_void> {
     dispatch_dtype!(t.dtype(), T => t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<c_void>()))
 }
 
-/// Fresh contiguous outputs, or `None` when they cannot be allocated (the interpreter then
-/// reports it).
-fn alloc(node: &Node, shape: &[usize]) -> Option<(Vec<Tensor>, Vec<*mut c_void>)> {
-    let mut outs: Vec<Tensor> = node
-        .types()
-        .iter()
-        .map(|t| Tensor::zeros(t.dtype, shape).ok())
-        .collect::<Option<_>>()?;
-    let ptrs = outs.iter_mut().map(out_ptr).collect::<Option<_>>()?;
+/// Contiguous outputs — output 0 in `donor`'s buffer when given (see [`Call::donor`]), the
+/// others fresh — with their element pointers, or `None` when they cannot be allocated (the
+/// interpreter then reports it).
+fn alloc(
+    node: &Node,
+    shape: &[usize],
+    donor: Option<&Tensor>,
+) -> Option<(Vec<Tensor>, Vec<*mut c_void>)> {
+    let mut outs = Vec::with_capacity(node.types().len());
+    let mut ptrs = Vec::with_capacity(node.types().len());
+    for (i, t) in node.types().iter().enumerate() {
+        match donor.filter(|d| i == 0 && d.dtype() == t.dtype) {
+            Some(d) => {
+                // Writing through this pointer is sound: the plan hands a donor only when
+                // this call holds the sole reference to its owned storage, and no Rust
+                // reference to its elements exists while the kernel runs.
+                ptrs.push(d.data_ptr().cast_mut().cast::<c_void>());
+                outs.push(d.clone());
+            }
+            None => {
+                let mut fresh = Tensor::zeros(t.dtype, shape).ok()?;
+                ptrs.push(out_ptr(&mut fresh)?);
+                outs.push(fresh);
+            }
+        }
+    }
     Some((outs, ptrs))
 }
 
 impl NativeExecutable {
     pub(crate) fn new(
         plan: Plan,
-        steps: FxHashMap<u64, Step>,
+        mut steps: FxHashMap<u64, Step>,
         library: Option<Arc<Library>>,
         parallel: bool,
         interpret_below: usize,
     ) -> NativeExecutable {
+        let position: FxHashMap<u64, usize> = plan
+            .schedule()
+            .enumerate()
+            .map(|(i, n)| (n.id(), i))
+            .collect();
+        let kernels = plan
+            .schedule()
+            .map(|n| match steps.remove(&n.id()) {
+                None => Kernel::Interp,
+                Some(Step::Elemwise(f)) => Kernel::Elemwise(f),
+                Some(Step::Fused) => Kernel::Fused,
+                Some(Step::Reduce { f, axes, producer }) => Kernel::Reduce {
+                    f,
+                    axes,
+                    producer: producer.and_then(|p| position.get(&p.id()).map(|&i| (i, p))),
+                },
+            })
+            .collect();
         NativeExecutable {
             plan,
-            steps,
+            kernels,
             _library: library,
             placeholder: Tensor::scalar(false),
             parallel,
@@ -129,7 +183,10 @@ impl NativeExecutable {
 
     /// How many nodes run as generated code (fused producers included).
     pub fn native_nodes(&self) -> usize {
-        self.steps.len()
+        self.kernels
+            .iter()
+            .filter(|k| !matches!(k, Kernel::Interp))
+            .count()
     }
 
     /// Runs `call(start, end)` over `[0, total)`, split across rayon's threads when the work
@@ -157,6 +214,7 @@ impl NativeExecutable {
         f: ElemFn,
         node: &Node,
         args: &[&Tensor],
+        donor: Option<usize>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
         let Some(space) = Space::elemwise(args, &types) else {
@@ -169,7 +227,10 @@ impl NativeExecutable {
         if !args.iter().all(|t| in_bounds(t)) {
             return eval_node(node, args);
         }
-        let Some((outs, out_ptrs)) = alloc(node, &space.shape) else {
+        let donor = donor
+            .map(|k| args[k])
+            .filter(|t| t.shape() == space.shape.as_slice());
+        let Some((outs, out_ptrs)) = alloc(node, &space.shape, donor) else {
             return eval_node(node, args);
         };
         let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
@@ -181,7 +242,10 @@ impl NativeExecutable {
             // its tensor's first element and every position the walk reaches is inside the
             // tensor's storage (the shapes were checked against each other and `in_bounds`
             // held); each output holds `numel` elements of its dtype, contiguous, and
-            // `[start, end)` is within `[0, numel)` and disjoint between concurrent calls.
+            // `[start, end)` is within `[0, numel)` and disjoint between concurrent calls. An
+            // output that is a donated input's buffer has exactly that input's layout, so each
+            // position is read and written only by the call that owns it; the kernels compute
+            // a block before storing it when an output aliases an input (see `emit`).
             unsafe {
                 f(
                     start,
@@ -247,7 +311,7 @@ impl NativeExecutable {
             .filter(|d| !axes.contains(d))
             .map(|d| space.shape[d])
             .collect();
-        let Some((outs, out_ptrs)) = alloc(node, &out_shape) else {
+        let Some((outs, out_ptrs)) = alloc(node, &out_shape, None) else {
             return fallback();
         };
         let Some(&out) = out_ptrs.first() else {
@@ -396,40 +460,69 @@ unsafe fn call_reduce(
     }
 }
 
+impl NativeExecutable {
+    /// Runs one node: its kernel, or the interpreter's for small arrays and nodes without one.
+    /// `pending` holds the inputs of fused producers until their reduction runs.
+    fn step(
+        &self,
+        call: Call<'_>,
+        pending: &mut SmallVec<[(usize, Vec<Tensor>); 2]>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let Call {
+            index,
+            node,
+            args,
+            donor,
+        } = call;
+        let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
+        let is_pending = |p: usize| pending.iter().any(|(i, _)| *i == p);
+        // A small node (or a small fused producer, whose reduction then finds no pending
+        // inputs and reads the computed value) runs on the reference kernel; a reduction whose
+        // producer is pending must run fused (its input is a placeholder).
+        let small = args.iter().all(|t| t.numel() < self.interpret_below);
+        match kernel {
+            Kernel::Interp => eval_node(node, args),
+            Kernel::Reduce { producer, .. }
+                if small && !producer.as_ref().is_some_and(|(p, _)| is_pending(*p)) =>
+            {
+                eval_node(node, args)
+            }
+            Kernel::Elemwise(_) | Kernel::Fused if small => eval_node(node, args),
+            Kernel::Elemwise(f) => self.elemwise(*f, node, args, donor),
+            Kernel::Fused => {
+                pending.push((index, args.iter().map(|t| (*t).clone()).collect()));
+                Ok(vec![self.placeholder.clone(); node.types().len()])
+            }
+            Kernel::Reduce { f, axes, producer } => {
+                let Some(x) = args.first() else {
+                    return eval_node(node, args);
+                };
+                let fused = producer.as_ref().and_then(|(p, n)| {
+                    let at = pending.iter().position(|(i, _)| i == p)?;
+                    Some((n, pending.swap_remove(at).1))
+                });
+                match fused {
+                    Some((p, inputs)) => self.reduce(*f, axes, node, x, Some((p, &inputs))),
+                    // Unfused, or the producer ran unfused (it was small): `x` is its value.
+                    None => self.reduce(*f, axes, node, x, None),
+                }
+            }
+        }
+    }
+}
+
 impl Executable for NativeExecutable {
-    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
-        // The inputs of fused producers, kept until their reduction runs.
-        let mut pending: FxHashMap<u64, Vec<Tensor>> = FxHashMap::default();
+    fn run_timed(
+        &self,
+        values: &[Tensor],
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let mut pending = SmallVec::new();
         self.plan
-            .execute(values, |node, args| match self.steps.get(&node.id()) {
-                None => eval_node(node, args),
-                // A small node (or a small fused producer, whose reduction then finds no
-                // pending inputs and reads the computed value) runs on the reference kernel; a
-                // reduction whose producer is pending must run fused (its input is a placeholder).
-                Some(step)
-                    if args.iter().all(|t| t.numel() < self.interpret_below)
-                        && !matches!(step, Step::Reduce { producer: Some(p), .. } if pending.contains_key(&p.id())) =>
-                {
-                    eval_node(node, args)
-                }
-                Some(Step::Elemwise(f)) => self.elemwise(*f, node, args),
-                Some(Step::Fused) => {
-                    pending.insert(node.id(), args.iter().map(|t| (*t).clone()).collect());
-                    Ok(vec![self.placeholder.clone(); node.types().len()])
-                }
-                Some(Step::Reduce { f, axes, producer }) => {
-                    let Some(x) = args.first() else {
-                        return eval_node(node, args);
-                    };
-                    match producer {
-                        // The producer ran unfused (it was small): `x` is its value.
-                        Some(p) => match pending.remove(&p.id()) {
-                            Some(inputs) => self.reduce(*f, axes, node, x, Some((p, &inputs))),
-                            None => self.reduce(*f, axes, node, x, None),
-                        },
-                        None => self.reduce(*f, axes, node, x, None),
-                    }
-                }
-            })
+            .execute(values, times, |call| self.step(call, &mut pending))
+    }
+
+    fn schedule(&self) -> Vec<Arc<Node>> {
+        self.plan.schedule().cloned().collect()
     }
 }

@@ -1,7 +1,8 @@
 use crate::RuntimeError;
 use oxtensor_data::Tensor;
-use oxtensor_graph::FunctionGraph;
+use oxtensor_graph::{FunctionGraph, Node};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Something that turns a rewritten [`FunctionGraph`] into an [`Executable`]: the interpreter,
 /// generated native code, a JIT, later a GPU. Everything above this trait (graph building,
@@ -19,5 +20,19 @@ pub trait Backend: Send + Sync {
 pub trait Executable: Send + Sync {
     /// Runs on `values` (explicit inputs, then shared inputs), which the caller has already
     /// checked against the input types; returns one tensor per graph output.
-    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError>;
+    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
+        self.run_timed(values, None)
+    }
+
+    /// [`Executable::run`], and with `times` (one entry per node of
+    /// [`Executable::schedule`]) adds each node's wall time to its entry: this is what
+    /// `profile=True` reports.
+    fn run_timed(
+        &self,
+        values: &[Tensor],
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<Tensor>, RuntimeError>;
+
+    /// The nodes in the order they run, as [`Executable::run`] times them.
+    fn schedule(&self) -> Vec<Arc<Node>>;
 }

@@ -1,151 +1,10 @@
 use crate::kernels::{self, KernelCtx};
-use crate::{Backend, Executable, RuntimeError};
+use crate::{Backend, Executable, KernelError, Plan, RuntimeError};
 use oxtensor_data::Tensor;
-use oxtensor_graph::{FunctionGraph, Node, NodeKind, Var};
+use oxtensor_graph::{FunctionGraph, Node, Op};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
-
-/// One scheduled node: where its inputs are read from, where its outputs go, and which slots
-/// hold their last use here and can be freed afterwards.
-struct Step {
-    node: Arc<Node>,
-    inputs: Vec<usize>,
-    outputs: Vec<usize>,
-    free_after: Vec<usize>,
-}
-
-/// A schedule with slot assignment and liveness, shared by backends that execute node by node.
-///
-/// Every variable gets a slot; inputs take the first slots, constants are preloaded, and each
-/// intermediate is dropped right after its last use, so memory does not grow with graph length.
-pub struct Plan {
-    steps: Vec<Step>,
-    n_slots: usize,
-    n_values: usize,
-    constants: Vec<(usize, Tensor)>,
-    outputs: Vec<usize>,
-}
-
-impl Plan {
-    /// Schedules `graph` (topological order) and computes liveness.
-    pub fn new(graph: &FunctionGraph) -> Plan {
-        let mut slots = Slots::default();
-        for v in graph.inputs().iter().chain(graph.shared_inputs()) {
-            slots.slot(v);
-        }
-        let n_values = graph.inputs().len() + graph.shared_inputs().len();
-        let mut steps = Vec::new();
-        for node in graph.toposort() {
-            let inputs = node.inputs().iter().map(|v| slots.slot(v)).collect();
-            let outputs = (0..node.types().len())
-                .map(|i| slots.slot(&Var::output_of(node, i)))
-                .collect();
-            steps.push(Step {
-                node: node.clone(),
-                inputs,
-                outputs,
-                free_after: Vec::new(),
-            });
-        }
-        let outputs: Vec<usize> = graph.outputs().iter().map(|v| slots.slot(v)).collect();
-        let Slots {
-            of: slot_of,
-            constants,
-        } = slots;
-        let n_slots = slot_of.len();
-        let mut last_use: FxHashMap<usize, usize> = FxHashMap::default();
-        for (i, step) in steps.iter().enumerate() {
-            for &s in &step.inputs {
-                last_use.insert(s, i);
-            }
-        }
-        for (slot, step) in last_use {
-            if !outputs.contains(&slot) {
-                steps[step].free_after.push(slot);
-            }
-        }
-        for step in &mut steps {
-            step.free_after.sort_unstable();
-        }
-        Plan {
-            steps,
-            n_slots,
-            n_values,
-            constants,
-            outputs,
-        }
-    }
-
-    /// Runs the plan, evaluating each node with `eval_node`.
-    pub fn execute(
-        &self,
-        values: &[Tensor],
-        mut eval_node: impl FnMut(&Node, &[&Tensor]) -> Result<Vec<Tensor>, RuntimeError>,
-    ) -> Result<Vec<Tensor>, RuntimeError> {
-        if values.len() != self.n_values {
-            return Err(RuntimeError::Arity {
-                expected: self.n_values,
-                got: values.len(),
-            });
-        }
-        let mut slots: Vec<Option<Tensor>> = vec![None; self.n_slots];
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = Some(v.clone());
-        }
-        for (s, c) in &self.constants {
-            slots[*s] = Some(c.clone());
-        }
-        for step in &self.steps {
-            let outs = {
-                let args: Vec<&Tensor> = step
-                    .inputs
-                    .iter()
-                    .map(|&s| {
-                        slots[s].as_ref().ok_or_else(|| {
-                            RuntimeError::Unsupported(format!("slot {s} read before written"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
-                eval_node(&step.node, &args)?
-            };
-            for (&s, t) in step.outputs.iter().zip(outs) {
-                slots[s] = Some(t);
-            }
-            for &s in &step.free_after {
-                slots[s] = None;
-            }
-        }
-        self.outputs
-            .iter()
-            .map(|&s| {
-                slots[s].clone().ok_or_else(|| {
-                    RuntimeError::Unsupported(format!("output slot {s} never written"))
-                })
-            })
-            .collect()
-    }
-}
-
-/// Slot assignment: one slot per variable, constants remembered for preloading.
-#[derive(Default)]
-struct Slots {
-    of: FxHashMap<Var, usize>,
-    constants: Vec<(usize, Tensor)>,
-}
-
-impl Slots {
-    fn slot(&mut self, v: &Var) -> usize {
-        if let Some(&s) = self.of.get(v) {
-            return s;
-        }
-        let s = self.of.len();
-        self.of.insert(v.clone(), s);
-        if let NodeKind::Constant(c) = v.node().kind() {
-            self.constants.push((s, c.clone()));
-        }
-        s
-    }
-}
+use std::time::Duration;
 
 /// The reference backend: runs each node's kernel in schedule order. Every other backend and
 /// every rewrite is tested against it.
@@ -154,10 +13,83 @@ pub struct Interpreter;
 
 struct InterpExecutable {
     plan: Plan,
+    /// The schedule, to find a deferred producer by position.
+    nodes: Vec<Arc<Node>>,
+    /// Per schedule position, what the executor does with the node.
+    fusion: Vec<Fusion>,
+}
+
+/// How a reduction of an elementwise expression runs in one pass
+/// ([`kernels::reduce_of_elemwise`]): the producer is deferred and the reduction computes it.
+#[derive(Clone, Copy)]
+enum Fusion {
+    /// An ordinary node.
+    None,
+    /// An `Elemwise`/`Composite` read only by one `Reduce`: its inputs are kept for it.
+    Deferred,
+    /// That `Reduce`, reading output `output` of the producer at schedule position `producer`.
+    Reduce { producer: usize, output: usize },
+}
+
+impl Fusion {
+    /// Pairs each `Reduce` with the elementwise producer whose outputs nothing else reads.
+    fn plan(graph: &FunctionGraph, plan: &Plan) -> Vec<Fusion> {
+        let nodes: Vec<&Arc<Node>> = plan.schedule().collect();
+        let position: FxHashMap<u64, usize> =
+            nodes.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
+        let mut readers: FxHashMap<u64, usize> = FxHashMap::default();
+        for v in nodes.iter().flat_map(|n| n.inputs()).chain(graph.outputs()) {
+            *readers.entry(v.node().id()).or_default() += 1;
+        }
+        let mut fusion = vec![Fusion::None; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            let (Some(Op::Reduce { .. }), Some(x)) = (n.op(), n.inputs().first()) else {
+                continue;
+            };
+            let p = x.node();
+            let elementwise = matches!(p.op(), Some(Op::Elemwise(_) | Op::Composite(_)));
+            if elementwise
+                && readers.get(&p.id()) == Some(&1)
+                && let Some(&at) = position.get(&p.id())
+            {
+                fusion[at] = Fusion::Deferred;
+                fusion[i] = Fusion::Reduce {
+                    producer: at,
+                    output: x.index(),
+                };
+            }
+        }
+        fusion
+    }
 }
 
 /// Evaluates one node with the reference kernels, attributing failures to the node.
 pub fn eval_node(node: &Node, args: &[&Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
+    with_ctx(node, |op, ctx| kernels::eval(op, args, ctx))
+}
+
+/// Like [`eval_node`], but output 0 may be written into `args[donor]`'s buffer (see
+/// [`kernels::eval_in_place`]).
+///
+/// # Safety
+/// For the duration of the call, nothing else may read or write the elements of
+/// `args[donor]`, as [`kernels::eval_in_place`] requires.
+pub unsafe fn eval_node_in_place(
+    node: &Node,
+    args: &[&Tensor],
+    donor: usize,
+) -> Result<Vec<Tensor>, RuntimeError> {
+    // SAFETY: our caller's guarantee is the one `eval_in_place` asks for.
+    with_ctx(node, |op, ctx| unsafe {
+        kernels::eval_in_place(op, args, ctx, donor)
+    })
+}
+
+/// Runs `kernel` with the node's op and static types, attributing a failure to the node.
+fn with_ctx(
+    node: &Node,
+    kernel: impl FnOnce(&Op, &KernelCtx<'_>) -> Result<Vec<Tensor>, KernelError>,
+) -> Result<Vec<Tensor>, RuntimeError> {
     let Some(op) = node.op() else {
         return Err(RuntimeError::Unsupported(
             "a leaf was scheduled as a node".into(),
@@ -168,11 +100,40 @@ pub fn eval_node(node: &Node, args: &[&Tensor]) -> Result<Vec<Tensor>, RuntimeEr
         input_types: &input_types,
         output_types: node.types(),
     };
-    kernels::eval(op, args, &ctx).map_err(|source| RuntimeError::Kernel {
+    kernel(op, &ctx).map_err(|source| RuntimeError::Kernel {
         op: op.to_string(),
         var: describe_node(node),
         source,
     })
+}
+
+/// Runs `reduce` over output `output` of the elementwise `producer` on its `inputs`, in one
+/// pass; errors are attributed to the producer when it fails, else to the reduction.
+fn reduce_fused(
+    producer: &Node,
+    output: usize,
+    reduce: &Node,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, RuntimeError> {
+    let (Some(p_op), Some(r_op @ Op::Reduce { op, axes })) = (producer.op(), reduce.op()) else {
+        return Err(RuntimeError::Unsupported(
+            "a fused reduction lost its producer".into(),
+        ));
+    };
+    let args: Vec<&Tensor> = inputs.iter().collect();
+    let input_types: Vec<_> = producer.inputs().iter().map(|v| v.ty().clone()).collect();
+    let ctx = KernelCtx {
+        input_types: &input_types,
+        output_types: producer.types(),
+    };
+    match kernels::reduce_of_elemwise(p_op, output, *op, axes, &args, &ctx) {
+        Ok(t) => Ok(vec![t]),
+        Err(source) => Err(RuntimeError::Kernel {
+            op: r_op.to_string(),
+            var: describe_node(reduce),
+            source,
+        }),
+    }
 }
 
 fn describe_node(node: &Node) -> String {
@@ -181,8 +142,42 @@ fn describe_node(node: &Node) -> String {
 }
 
 impl Executable for InterpExecutable {
-    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
-        self.plan.execute(values, eval_node)
+    fn run_timed(
+        &self,
+        values: &[Tensor],
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let placeholder = Tensor::scalar(false);
+        // The inputs of deferred producers, by schedule position, until their reduction runs.
+        let mut deferred: Vec<(usize, Vec<Tensor>)> = Vec::new();
+        self.plan.execute(values, times, |call| {
+            match self.fusion.get(call.index).copied().unwrap_or(Fusion::None) {
+                Fusion::Deferred => {
+                    let inputs = call.args.iter().map(|t| (*t).clone()).collect();
+                    deferred.push((call.index, inputs));
+                    return Ok(vec![placeholder.clone(); call.node.types().len()]);
+                }
+                Fusion::Reduce { producer, output } => {
+                    let at = deferred.iter().position(|(i, _)| *i == producer);
+                    if let (Some(at), Some(p)) = (at, self.nodes.get(producer)) {
+                        let (_, inputs) = deferred.swap_remove(at);
+                        return reduce_fused(p, output, call.node, &inputs);
+                    }
+                }
+                Fusion::None => {}
+            }
+            match call.donor {
+                // SAFETY: the plan offers a donor only when its slot holds the only handle to
+                // the tensor's storage and lends it to this call alone (the slot is freed
+                // right after), so nothing else reads or writes its elements while it runs.
+                Some(k) => unsafe { eval_node_in_place(call.node, call.args, k) },
+                None => eval_node(call.node, call.args),
+            }
+        })
+    }
+
+    fn schedule(&self) -> Vec<Arc<Node>> {
+        self.nodes.clone()
     }
 }
 
@@ -192,8 +187,13 @@ impl Backend for Interpreter {
     }
 
     fn compile(&self, graph: &FunctionGraph) -> Result<Arc<dyn Executable>, RuntimeError> {
+        let plan = Plan::new(graph);
+        let fusion = Fusion::plan(graph, &plan);
+        let nodes = plan.schedule().cloned().collect();
         Ok(Arc::new(InterpExecutable {
-            plan: Plan::new(graph),
+            plan,
+            nodes,
+            fusion,
         }))
     }
 }

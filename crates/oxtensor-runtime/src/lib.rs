@@ -5,7 +5,9 @@ mod backend;
 mod error;
 mod interp;
 pub mod kernels;
+mod plan;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};
-pub use interp::{Interpreter, Plan, eval_node};
+pub use interp::{Interpreter, eval_node};
+pub use plan::{Call, Plan};

@@ -9,6 +9,9 @@ use oxtensor_runtime::KernelError;
 use oxtensor_runtime::kernels::{KernelCtx, eval};
 use proptest::prelude::*;
 
+mod strided_support;
+use strided_support::{Layout, Rng, layout_for};
+
 /// `np.matmul` through the kernel dispatcher, output dtype the operands' result type.
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let dtype = result_type(a.dtype(), b.dtype());
@@ -32,87 +35,6 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
 
 // ---------------------------------------------------------------------------------------------
 // Building strided inputs.
-
-/// A view of `shape` over a larger buffer: memory order `perm` (outermost first), a step of 1
-/// or 2 per dimension, reversed dimensions, broadcast (stride 0) dimensions and a leading pad.
-#[derive(Debug, Clone)]
-struct Layout {
-    shape: Vec<usize>,
-    perm: Vec<usize>,
-    step: Vec<usize>,
-    neg: Vec<bool>,
-    bcast: Vec<bool>,
-    pad: usize,
-}
-
-impl Layout {
-    fn contiguous(shape: &[usize]) -> Layout {
-        let r = shape.len();
-        Layout {
-            shape: shape.to_vec(),
-            perm: (0..r).collect(),
-            step: vec![1; r],
-            neg: vec![false; r],
-            bcast: vec![false; r],
-            pad: 0,
-        }
-    }
-
-    /// The same layout with the last two dimensions swapped in memory (a transposed view).
-    fn transposed(shape: &[usize]) -> Layout {
-        let mut l = Layout::contiguous(shape);
-        let r = shape.len();
-        l.perm.swap(r - 2, r - 1);
-        l
-    }
-
-    /// The view, over a buffer filled by `value(i)`.
-    fn build<T: Element>(&self, value: impl FnMut(usize) -> T) -> Tensor {
-        let r = self.shape.len();
-        let mut strides = vec![0isize; r];
-        let mut acc = 1usize;
-        for &d in self.perm.iter().rev() {
-            let extent = if self.bcast[d] {
-                strides[d] = 0;
-                1
-            } else {
-                strides[d] = (acc * self.step[d]) as isize;
-                self.shape[d] * self.step[d]
-            };
-            acc *= extent.max(1);
-        }
-        let mut offset = self.pad;
-        for ((s, &n), &neg) in strides.iter_mut().zip(&self.shape).zip(&self.neg) {
-            if neg && n > 0 {
-                offset += (n - 1) * *s as usize;
-                *s = -*s;
-            }
-        }
-        let len = self.pad + acc;
-        let data: Vec<T> = (0..len).map(value).collect();
-        let base = Tensor::from_slice(&data, &[len]).unwrap();
-        base.view(&self.shape, &strides, offset).unwrap()
-    }
-}
-
-fn layout_for(shape: Vec<usize>) -> impl Strategy<Value = Layout> {
-    let r = shape.len();
-    (
-        Just((0..r).collect::<Vec<usize>>()).prop_shuffle(),
-        prop::collection::vec(1usize..=2, r),
-        prop::collection::vec(any::<bool>(), r),
-        prop::collection::vec(prop::bool::weighted(0.1), r),
-        0usize..3,
-    )
-        .prop_map(move |(perm, step, neg, bcast, pad)| Layout {
-            shape: shape.clone(),
-            perm,
-            step,
-            neg,
-            bcast,
-            pad,
-        })
-}
 
 /// Two operands of ranks 1–4 whose contraction extents agree and whose batch dimensions
 /// broadcast (each equal to the common extent, or 1), with any layouts.
@@ -146,26 +68,8 @@ fn operands() -> impl Strategy<Value = (Layout, Layout)> {
             if rb >= 2 {
                 sb.push(n);
             }
-            (layout_for(sa), layout_for(sb))
+            (layout_for(sa, 0.1), layout_for(sb, 0.1))
         })
-}
-
-/// A small deterministic generator (splitmix64) for buffer contents.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    fn signed_unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
 }
 
 /// Small integers, so products are exact in every dtype. Negative values wrap to huge ones in

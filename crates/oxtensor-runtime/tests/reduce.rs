@@ -9,6 +9,9 @@ use oxtensor_runtime::KernelError;
 use oxtensor_runtime::kernels::{KernelCtx, eval};
 use proptest::prelude::*;
 
+mod strided_support;
+use strided_support::{Layout, Rng, layout};
+
 const OPS: [ReduceOp; 6] = [
     ReduceOp::Sum,
     ReduceOp::Prod,
@@ -59,109 +62,6 @@ fn arg(op: ArgReduceOp, axis: Option<usize>, x: &Tensor) -> Result<Tensor, Kerne
 
 // ---------------------------------------------------------------------------------------------
 // Building strided inputs.
-
-/// A view of `shape` over a larger buffer: memory order `perm` (outermost first), a step of 1
-/// or 2 per dimension, reversed dimensions, broadcast (stride 0) dimensions and a leading pad.
-#[derive(Debug, Clone)]
-struct Layout {
-    shape: Vec<usize>,
-    perm: Vec<usize>,
-    step: Vec<usize>,
-    neg: Vec<bool>,
-    bcast: Vec<bool>,
-    pad: usize,
-}
-
-impl Layout {
-    fn contiguous(shape: &[usize]) -> Layout {
-        let r = shape.len();
-        Layout {
-            shape: shape.to_vec(),
-            perm: (0..r).collect(),
-            step: vec![1; r],
-            neg: vec![false; r],
-            bcast: vec![false; r],
-            pad: 0,
-        }
-    }
-
-    /// Buffer length, strides and offset of the view.
-    fn geometry(&self) -> (usize, Vec<isize>, usize) {
-        let r = self.shape.len();
-        let extent = |d: usize| {
-            if self.bcast[d] {
-                1
-            } else {
-                self.shape[d] * self.step[d]
-            }
-        };
-        let mut strides = vec![0isize; r];
-        let mut acc = 1usize;
-        for &d in self.perm.iter().rev() {
-            strides[d] = if self.bcast[d] {
-                0
-            } else {
-                (acc * self.step[d]) as isize
-            };
-            acc *= extent(d).max(1);
-        }
-        let mut offset = self.pad;
-        for ((s, &n), &neg) in strides.iter_mut().zip(&self.shape).zip(&self.neg) {
-            if neg && n > 0 {
-                offset += (n - 1) * *s as usize;
-                *s = -*s;
-            }
-        }
-        (self.pad + acc, strides, offset)
-    }
-
-    /// The view, over a buffer filled by `value(i)` for element `i` of the buffer.
-    fn build<T: Element>(&self, value: impl FnMut(usize) -> T) -> Tensor {
-        let (len, strides, offset) = self.geometry();
-        let data: Vec<T> = (0..len).map(value).collect();
-        let base = Tensor::from_slice(&data, &[len]).unwrap();
-        base.view(&self.shape, &strides, offset).unwrap()
-    }
-}
-
-fn layout(max_rank: usize, max_extent: usize) -> impl Strategy<Value = Layout> {
-    (0..=max_rank).prop_flat_map(move |r| {
-        (
-            prop::collection::vec(prop_oneof![1 => Just(0), 8 => 1..=max_extent], r),
-            Just((0..r).collect::<Vec<usize>>()).prop_shuffle(),
-            prop::collection::vec(1usize..=2, r),
-            prop::collection::vec(any::<bool>(), r),
-            prop::collection::vec(prop::bool::weighted(0.15), r),
-            0usize..3,
-        )
-            .prop_map(|(shape, perm, step, neg, bcast, pad)| Layout {
-                shape,
-                perm,
-                step,
-                neg,
-                bcast,
-                pad,
-            })
-    })
-}
-
-/// A small deterministic generator (splitmix64) for buffer contents.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// Values whose sums and products are exact in every dtype (small integers; for floats,
 /// powers of two and zero), with NaNs among floats when `nan_rate > 0`.

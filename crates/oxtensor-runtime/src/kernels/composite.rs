@@ -10,8 +10,8 @@
 //! Temporaries are dropped after their last use, so the working set stays in cache; blocks
 //! run in parallel when the output has more than [`super::PARALLEL_THRESHOLD`] elements.
 //!
-//! A `Reduce` of a Composite is not fused here: the interpreter materializes the Composite's
-//! output (one pass) and then reduces it (native backends fuse the two).
+//! A `Reduce` of a Composite is fused in [`super::composite_reduce`], which evaluates the same
+//! [`Program`] block by block with [`run_block`] and reduces each block as it is computed.
 
 use super::elemwise::elemwise;
 use super::{KernelCtx, PARALLEL_THRESHOLD};
@@ -23,10 +23,10 @@ use rustc_hash::FxHashMap;
 
 /// Output elements per block: the temporaries of a block (a few per live inner value) stay in
 /// the L2 cache, while the per-block dispatch of each inner op is amortized.
-const BLOCK: usize = 4096;
+pub(in crate::kernels) const BLOCK: usize = 4096;
 
 /// A block value and the static type it is checked against.
-type Value = (Tensor, TensorType);
+pub(in crate::kernels) type Value = (Tensor, TensorType);
 
 /// Where an inner value comes from.
 #[derive(Clone, Copy)]
@@ -49,7 +49,7 @@ struct Step {
 }
 
 /// The inner graph flattened into steps.
-struct Program {
+pub(in crate::kernels) struct Program {
     consts: Vec<Tensor>,
     steps: Vec<Step>,
     outputs: Vec<Slot>,
@@ -57,6 +57,12 @@ struct Program {
 
 impl Program {
     fn new(g: &FrozenGraph) -> Result<Program, KernelError> {
+        Program::of_outputs(g.outputs())
+    }
+
+    /// The program computing `outputs`, inner variables of a frozen graph: only the inner
+    /// nodes they depend on become steps.
+    pub(in crate::kernels) fn of_outputs(outputs: &[Var]) -> Result<Program, KernelError> {
         let mut slots: FxHashMap<Var, Slot> = FxHashMap::default();
         let mut consts = Vec::new();
         let mut steps: Vec<Step> = Vec::new();
@@ -81,7 +87,7 @@ impl Program {
                 slots.insert(v.clone(), s);
                 Ok(s)
             };
-        for node in toposort(g.outputs()) {
+        for node in toposort(outputs) {
             let Some(Op::Elemwise(op)) = node.op() else {
                 return Err(KernelError::Value(
                     "Composite: inner graphs may only hold elementwise ops".into(),
@@ -106,8 +112,7 @@ impl Program {
             });
             slots.insert(Var::output_of(&node, 0), Slot::Step(k));
         }
-        let outputs = g
-            .outputs()
+        let outputs = outputs
             .iter()
             .map(|o| slot_of(o, &mut slots))
             .collect::<Result<Vec<_>, _>>()?;
@@ -121,6 +126,29 @@ impl Program {
             steps,
             outputs,
         })
+    }
+
+    /// The program of one elementwise op over inputs `0..n_inputs`, with output dtype `dtype`.
+    pub(in crate::kernels) fn single(op: ScalarOp, n_inputs: usize, dtype: DType) -> Program {
+        Program {
+            consts: Vec::new(),
+            steps: vec![Step {
+                op,
+                args: (0..n_inputs).map(Slot::Input).collect(),
+                dtype,
+                last_use: usize::MAX,
+            }],
+            outputs: vec![Slot::Step(0)],
+        }
+    }
+
+    /// The number of steps that can fail on their data: integer `power`s, which reject
+    /// negative exponents. Other steps fail only on types, which type inference has checked.
+    pub(in crate::kernels) fn fallible_steps(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.op == ScalarOp::Pow && !s.dtype.is_float())
+            .count()
     }
 }
 
@@ -300,7 +328,11 @@ fn block_type(t: &Tensor) -> TensorType {
 }
 
 /// Evaluates the program on one block; returns one contiguous block-shaped tensor per output.
-fn run_block(p: &Program, shape: &[usize], views: &[Value]) -> Result<Vec<Tensor>, KernelError> {
+pub(in crate::kernels) fn run_block(
+    p: &Program,
+    shape: &[usize],
+    views: &[Value],
+) -> Result<Vec<Tensor>, KernelError> {
     let rank = shape.len();
     let consts: Vec<Value> = p
         .consts

@@ -145,8 +145,9 @@ fn output<T: Element>(out: &mut Tensor) -> Result<&mut [T], KernelError> {
 }
 
 /// Float products through `gemm`: one call per batch position; batches of small products run
-/// in parallel, a large product is parallelised by `gemm` itself.
-fn gemm_batches<T: Element>(
+/// in parallel, a large product is parallelised by `gemm` itself, and a large matrix-vector
+/// product by [`skinny`].
+fn gemm_batches<T: Element + std::ops::AddAssign>(
     p: &Problem,
     a: &Tensor,
     b: &Tensor,
@@ -156,7 +157,11 @@ fn gemm_batches<T: Element>(
     let dst = output::<T>(out)?;
     let (m, n, k) = (p.m, p.n, p.k);
     let work = m * n * k;
-    let (zero, one) = (T::from_i64(0), T::from_i64(1));
+    let batches = p.offsets.len();
+    let threads = rayon::current_num_threads();
+    if batches == 1 && (m == 1 || n == 1) && work >= GEMM_PARALLEL_WORK && threads > 1 {
+        return skinny(p, lhs, rhs, dst, threads);
+    }
     let product = |(ao, bo): (isize, isize), d: &mut [T], parallelism: gemm::Parallelism| {
         debug_assert_eq!(d.len(), m * n);
         // SAFETY: `d` is this batch position's m×n block of the fresh C-contiguous output
@@ -165,33 +170,9 @@ fn gemm_batches<T: Element>(
         // the offsets ao + i·a_rs + p·a_cs and bo + p·b_rs + j·b_cs address elements of the
         // operand views (strides of extent-1 dimensions are never multiplied by a non-zero
         // index), all inside their storages, which `lhs`/`rhs` cover and nobody writes while
-        // `a` and `b` are borrowed. m, n, k ≥ 1 (empty products return early). T is f32 or
-        // f64, the types gemm supports; with `read_dst` false, dst := 1·lhs·rhs.
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                k,
-                d.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                lhs.as_ptr().offset(ao),
-                p.a_cs,
-                p.a_rs,
-                rhs.as_ptr().offset(bo),
-                p.b_cs,
-                p.b_rs,
-                zero,
-                one,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
+        // `a` and `b` are borrowed. m, n, k ≥ 1 (empty products return early).
+        unsafe { gemm_into(p, (m, n, k), d, lhs, ao, rhs, bo, parallelism) }
     };
-    let batches = p.offsets.len();
     if batches > 1 && work < GEMM_PARALLEL_WORK && batches * work > PARALLEL_THRESHOLD {
         dst.par_chunks_mut(m * n)
             .zip(p.offsets.par_iter())
@@ -204,6 +185,125 @@ fn gemm_batches<T: Element>(
         };
         for (d, &o) in dst.chunks_mut(m * n).zip(&p.offsets) {
             product(o, d, parallelism);
+        }
+    }
+    Ok(())
+}
+
+/// `d := lhs·rhs` for an `m×n×k` product whose left operand starts at storage offset `ao` and
+/// right operand at `bo`, with the problem's strides; `d` is C-contiguous with row stride `n`.
+///
+/// # Safety
+/// For i < m, q < k, j < n, the offsets `ao + i·a_rs + q·a_cs` and `bo + q·b_rs + j·b_cs` must
+/// lie inside `lhs` and `rhs`; `d` must hold `m·n` elements; m, n, k ≥ 1; T is f32 or f64.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_into<T: Element>(
+    p: &Problem,
+    (m, n, k): (usize, usize, usize),
+    d: &mut [T],
+    lhs: &[T],
+    ao: isize,
+    rhs: &[T],
+    bo: isize,
+    parallelism: gemm::Parallelism,
+) {
+    // SAFETY: the caller guarantees the operand offsets and the output's extent; with
+    // `read_dst` false, dst := 1·lhs·rhs.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            d.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            lhs.as_ptr().offset(ao),
+            p.a_cs,
+            p.a_rs,
+            rhs.as_ptr().offset(bo),
+            p.b_cs,
+            p.b_rs,
+            T::from_i64(0),
+            T::from_i64(1),
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
+/// A large matrix-vector (`n = 1`) or vector-matrix (`m = 1`) product, split across threads.
+/// `gemm` runs these as one single-threaded pass over the matrix, which leaves the other cores
+/// idle on a memory-bound loop. When the matrix's contiguous direction is across outputs (rows
+/// of `a` for `n = 1`), each thread computes its own range of outputs; otherwise each thread
+/// reduces a range of the contracted dimension, reading whole contiguous rows, and the partial
+/// results are added.
+fn skinny<T: Element + std::ops::AddAssign>(
+    p: &Problem,
+    lhs: &[T],
+    rhs: &[T],
+    dst: &mut [T],
+    threads: usize,
+) -> Result<(), KernelError> {
+    let (m, n, k) = (p.m, p.n, p.k);
+    let (ao, bo) = p.offsets[0];
+    // Splitting the outputs: along m (rows of a) for n = 1, along n (columns of b) for m = 1.
+    let outer = if n == 1 { m } else { n };
+    let outputs_contiguous = if n == 1 { p.a_cs == 1 } else { p.b_rs == 1 };
+    if outputs_contiguous && outer >= 2 * threads {
+        let chunk = outer.div_ceil(threads * 4).max(64);
+        dst.par_chunks_mut(chunk).enumerate().for_each(|(c, d)| {
+            let start = (c * chunk) as isize;
+            let len = d.len();
+            let (shape, ao, bo) = if n == 1 {
+                ((len, 1, k), ao + start * p.a_rs, bo)
+            } else {
+                ((1, len, k), ao, bo + start * p.b_cs)
+            };
+            // SAFETY: this task's outputs `[start, start + len)` are a sub-range of the
+            // product's m·n outputs: moving the operand that indexes them by `start` steps
+            // keeps every offset the smaller product reads inside the original product's
+            // operand views (see `gemm_batches`); `d` is this task's own part of the output.
+            unsafe { gemm_into(p, shape, d, lhs, ao, rhs, bo, gemm::Parallelism::None) }
+        });
+        return Ok(());
+    }
+    let parts = threads.min(k.div_ceil(1024)).max(1);
+    let chunk = k.div_ceil(parts);
+    let partials: Vec<Vec<T>> = (0..k.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let start = c * chunk;
+            let len = chunk.min(k - start);
+            let mut d = vec![T::from_i64(0); m * n];
+            let (ao, bo) = (ao + start as isize * p.a_cs, bo + start as isize * p.b_rs);
+            // SAFETY: the contracted range `[start, start + len)` is inside `[0, k)`, so every
+            // offset read is one the whole product reads (see `gemm_batches`); `d` is this
+            // task's own m·n buffer.
+            unsafe {
+                gemm_into(
+                    p,
+                    (m, n, len),
+                    &mut d,
+                    lhs,
+                    ao,
+                    rhs,
+                    bo,
+                    gemm::Parallelism::None,
+                )
+            };
+            d
+        })
+        .collect();
+    let mut partials = partials.into_iter();
+    if let Some(first) = partials.next() {
+        dst.copy_from_slice(&first);
+        for part in partials {
+            for (d, x) in dst.iter_mut().zip(part) {
+                *d += x;
+            }
         }
     }
     Ok(())

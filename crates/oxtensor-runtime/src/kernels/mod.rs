@@ -3,12 +3,15 @@
 //! views, for view ops); they never trust shapes they have not checked.
 
 mod composite;
+mod composite_reduce;
 mod elemwise;
 mod index;
 mod layout;
 mod matmul;
 mod reduce;
 pub mod scalar;
+
+pub use composite_reduce::reduce_of_elemwise;
 
 use crate::KernelError;
 use oxtensor_data::Tensor;
@@ -63,5 +66,54 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             inputs[1],
             ctx.output_types[0].dtype,
         )?),
+    }
+}
+
+/// Like [`eval`], but output 0 may be written into the buffer of `inputs[donor]` (the memory
+/// plan's [`crate::Call::donor`]), which is then returned as output 0, saving an allocation
+/// and its page faults.
+///
+/// `Elemwise` nodes write in place whenever the donor can hold the result (the only handle to
+/// its owned storage, C-contiguous, of output 0's shape and dtype); every other op, and every
+/// case that does not fit, returns a fresh output exactly as [`eval`] does. The values are
+/// the same either way.
+///
+/// # Safety
+/// For the duration of the call, nothing else may read or write the elements of
+/// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
+/// The plan guarantees this for [`crate::Call::donor`]: the donor's slot holds the only handle
+/// to its storage and lends it to this call alone.
+pub unsafe fn eval_in_place(
+    op: &Op,
+    inputs: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+    donor: usize,
+) -> Result<Vec<Tensor>, KernelError> {
+    match op {
+        // SAFETY: our caller's guarantee is the one `elemwise_in_place` asks for.
+        Op::Elemwise(s) => Ok(vec![unsafe {
+            elemwise::elemwise_in_place(*s, inputs, ctx, donor)?
+        }]),
+        // A fused scalar program could write in place the same way; it allocates for now.
+        Op::Composite(_)
+        | Op::Reduce { .. }
+        | Op::ArgReduce { .. }
+        | Op::DimShuffle { .. }
+        | Op::Reshape { .. }
+        | Op::Shape
+        | Op::ShapeI(_)
+        | Op::SpecifyShape(_)
+        | Op::Alloc { .. }
+        | Op::Arange(_)
+        | Op::Eye(_)
+        | Op::MakeVector(_)
+        | Op::Join { .. }
+        | Op::Split { .. }
+        | Op::Subtensor(_)
+        | Op::IncSubtensor { .. }
+        | Op::Take { .. }
+        | Op::IncTake { .. }
+        | Op::GradMarker(_)
+        | Op::MatMul => eval(op, inputs, ctx),
     }
 }

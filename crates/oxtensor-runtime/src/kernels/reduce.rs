@@ -10,8 +10,9 @@
 //!   C array, or a full reduction): a pairwise reduction of the run with several independent
 //!   accumulators, which the compiler vectorises;
 //! * **columns** — the innermost kept dimension is contiguous (leading axes of a C array):
-//!   whole rows are accumulated elementwise into a row of accumulators, pairwise over the
-//!   reduced rows, so it vectorises across outputs;
+//!   rows are accumulated elementwise into a row of accumulators, a cache-sized chunk of
+//!   columns at a time, pairwise over blocks of reduced rows ([`columns`]), so it vectorises
+//!   across outputs;
 //! * **general** — anything else: each output walks its reduced elements run by run.
 //!
 //! Float sums are pairwise (blocked) and `float32` accumulates in `f64`, so long sums do not
@@ -19,25 +20,25 @@
 //! outputs or over halves of a long reduction.
 
 mod arg;
+mod columns;
 mod walk;
 
 pub use arg::arg_reduce;
-pub(in crate::kernels) use walk::storage_slice;
+pub(in crate::kernels) use columns::{column_mid, column_tree};
+pub(in crate::kernels) use walk::{Dim, Dims, storage_slice};
 
 use super::PARALLEL_THRESHOLD;
 use crate::KernelError;
 use oxtensor_data::{Element, Tensor, dispatch_dtype};
 use oxtensor_graph::ReduceOp;
 use smallvec::SmallVec;
-use walk::{Dim, Dims, at, coalesce, fill_blocks, for_each_offset, for_each_run, kept_dims};
+use walk::{at, coalesce, fill_blocks, for_each_run, kept_dims};
 
 /// Elements a contiguous run is split into before it is reduced with independent lanes; the
 /// pairwise tree above these leaves keeps float error at `O(log n)`.
 const LEAF: usize = 512;
 /// Independent accumulators in a leaf (enough for two AVX vectors of `f64`).
 const LANES: usize = 8;
-/// Elements the columns path accumulates before combining pairwise (divided by row length).
-const ROW_LEAF_ELEMS: usize = 4096;
 
 /// Reduces `x` over `axes` (sorted, unique, in range), dropping them; the output dtype is
 /// [`ReduceOp::output_dtype`] of the input's.
@@ -99,7 +100,7 @@ pub fn reduce(op: ReduceOp, axes: &[usize], x: &Tensor) -> Result<Tensor, Kernel
 // Per-dtype arithmetic.
 
 /// Wrapping (integer) or IEEE (float) addition and multiplication of an accumulator type.
-trait Arith: Copy + Send + Sync {
+pub(in crate::kernels) trait Arith: Copy + Send + Sync {
     /// Additive identity.
     const ZERO: Self;
     /// Multiplicative identity.
@@ -148,7 +149,7 @@ arith_float!(f32, f64);
 
 /// What the reductions need of an element type beyond [`Element`]: NumPy's widened types for
 /// sums and products, and the identities of max and min.
-trait Num: Element {
+pub(in crate::kernels) trait Num: Element {
     /// What a sum accumulates in: `f64` for floats (so `float32` sums do not drift), 64-bit
     /// integers otherwise.
     type SumAcc: Arith;
@@ -228,7 +229,7 @@ fn min_nan<T: Element>(acc: T, x: T) -> T {
 /// A reduction as a monoid: elements are pushed into accumulators that start at `identity`,
 /// partial accumulators are combined, and the final one is converted to the output type.
 /// `combine` must be associative (up to float rounding) so the loops may regroup freely.
-trait Reducer<T>: Copy + Send + Sync {
+pub(in crate::kernels) trait Reducer<T>: Copy + Send + Sync {
     /// The running value.
     type Acc: Copy + Send + Sync;
     /// The output element type.
@@ -243,18 +244,24 @@ trait Reducer<T>: Copy + Send + Sync {
     fn finish(self, acc: Self::Acc) -> Self::Out;
 }
 
+/// `ReduceOp::Sum`: pairwise, floats in `f64`, integers widened to 64 bits (wrapping).
 #[derive(Copy, Clone)]
-struct SumR;
+pub(in crate::kernels) struct SumR;
+/// `ReduceOp::Prod`: in the output type (wrapping for integers).
 #[derive(Copy, Clone)]
-struct ProdR;
+pub(in crate::kernels) struct ProdR;
+/// `ReduceOp::Max`: NaN-propagating, as `np.maximum`.
 #[derive(Copy, Clone)]
-struct MaxR;
+pub(in crate::kernels) struct MaxR;
+/// `ReduceOp::Min`: NaN-propagating, as `np.minimum`.
 #[derive(Copy, Clone)]
-struct MinR;
+pub(in crate::kernels) struct MinR;
+/// `ReduceOp::All`: logical and of the truth values.
 #[derive(Copy, Clone)]
-struct AllR;
+pub(in crate::kernels) struct AllR;
+/// `ReduceOp::Any`: logical or of the truth values.
 #[derive(Copy, Clone)]
-struct AnyR;
+pub(in crate::kernels) struct AnyR;
 
 impl<T: Num> Reducer<T> for SumR {
     type Acc = T::SumAcc;
@@ -385,32 +392,24 @@ impl<T: Element> Reducer<T> for AnyR {
 // ---------------------------------------------------------------------------------------------
 // The reduction loops.
 
+/// Where [`reduce_run`] splits a run of `len` elements into halves (the first half a whole
+/// number of lanes long), or `None` for a leaf. The fused kernels split at the same places so
+/// their results are those of [`reduce_run`] on the materialized run.
+pub(in crate::kernels) fn run_mid(len: usize) -> Option<usize> {
+    (len > LEAF).then(|| (len / 2).next_multiple_of(LANES))
+}
+
+/// Where [`reduce_strided`] splits the positions `lo..hi` into halves, or `None` for a leaf.
+pub(in crate::kernels) fn strided_mid(lo: usize, hi: usize) -> Option<usize> {
+    (hi - lo > LEAF).then(|| lo + (hi - lo) / 2)
+}
+
 /// Reduces a contiguous run pairwise: leaves of [`LEAF`] elements use [`LANES`] independent
 /// accumulators; halves above [`PARALLEL_THRESHOLD`] run on two threads.
-fn reduce_run<T: Element, R: Reducer<T>>(r: R, xs: &[T]) -> R::Acc {
-    if xs.len() < LANES {
-        // Short runs (many small outputs): setting up the lanes would cost more than the work.
-        return xs.iter().fold(r.identity(), |a, &x| r.push(a, x));
-    }
-    if xs.len() <= LEAF {
-        let mut acc = [r.identity(); LANES];
-        let chunks = xs.chunks_exact(LANES);
-        let tail = chunks.remainder();
-        for c in chunks {
-            for (a, &x) in acc.iter_mut().zip(c) {
-                *a = r.push(*a, x);
-            }
-        }
-        let mut last = r.identity();
-        for &x in tail {
-            last = r.push(last, x);
-        }
-        let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-        let left = r.combine(r.combine(a0, a1), r.combine(a2, a3));
-        let right = r.combine(r.combine(a4, a5), r.combine(a6, a7));
-        return r.combine(r.combine(left, right), last);
-    }
-    let mid = (xs.len() / 2).next_multiple_of(LANES);
+pub(in crate::kernels) fn reduce_run<T: Element, R: Reducer<T>>(r: R, xs: &[T]) -> R::Acc {
+    let Some(mid) = run_mid(xs.len()) else {
+        return reduce_leaf(r, xs);
+    };
     let (a, b) = xs.split_at(mid);
     let (x, y) = if xs.len() > PARALLEL_THRESHOLD {
         rayon::join(|| reduce_run(r, a), || reduce_run(r, b))
@@ -420,9 +419,33 @@ fn reduce_run<T: Element, R: Reducer<T>>(r: R, xs: &[T]) -> R::Acc {
     r.combine(x, y)
 }
 
+/// A leaf of [`reduce_run`]: at most [`LEAF`] elements, with [`LANES`] independent accumulators.
+fn reduce_leaf<T: Element, R: Reducer<T>>(r: R, xs: &[T]) -> R::Acc {
+    if xs.len() < LANES {
+        // Short runs (many small outputs): setting up the lanes would cost more than the work.
+        return xs.iter().fold(r.identity(), |a, &x| r.push(a, x));
+    }
+    let mut acc = [r.identity(); LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a = r.push(*a, x);
+        }
+    }
+    let mut last = r.identity();
+    for &x in tail {
+        last = r.push(last, x);
+    }
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    let left = r.combine(r.combine(a0, a1), r.combine(a2, a3));
+    let right = r.combine(r.combine(a4, a5), r.combine(a6, a7));
+    r.combine(r.combine(left, right), last)
+}
+
 /// Reduces the flat positions `lo..hi` of the reduced dimensions `red` from `base`, pairwise
 /// over blocks of [`LEAF`]; within a block, contiguous runs go through [`reduce_run`].
-fn reduce_strided<T: Element, R: Reducer<T>>(
+pub(in crate::kernels) fn reduce_strided<T: Element, R: Reducer<T>>(
     r: R,
     data: &[T],
     red: &[Dim],
@@ -430,8 +453,7 @@ fn reduce_strided<T: Element, R: Reducer<T>>(
     lo: usize,
     hi: usize,
 ) -> R::Acc {
-    if hi - lo > LEAF {
-        let mid = lo + (hi - lo) / 2;
+    if let Some(mid) = strided_mid(lo, hi) {
         let (x, y) = if hi - lo > PARALLEL_THRESHOLD {
             rayon::join(
                 || reduce_strided(r, data, red, base, lo, mid),
@@ -456,42 +478,6 @@ fn reduce_strided<T: Element, R: Reducer<T>>(
         }
     });
     acc
-}
-
-/// Accumulates the contiguous rows of length `acc.len()` at the flat positions `lo..hi` of
-/// `red` (from `base`) into `acc`, elementwise, pairwise over blocks of rows.
-fn reduce_rows<T: Element, R: Reducer<T>>(
-    r: R,
-    data: &[T],
-    red: &[Dim],
-    base: isize,
-    lo: usize,
-    hi: usize,
-    acc: &mut [R::Acc],
-) {
-    let n = acc.len();
-    if (hi - lo) * n > ROW_LEAF_ELEMS && hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        let mut right = vec![r.identity(); n];
-        if (hi - lo) * n > PARALLEL_THRESHOLD {
-            rayon::join(
-                || reduce_rows(r, data, red, base, lo, mid, acc),
-                || reduce_rows(r, data, red, base, mid, hi, &mut right),
-            );
-        } else {
-            reduce_rows(r, data, red, base, lo, mid, acc);
-            reduce_rows(r, data, red, base, mid, hi, &mut right);
-        }
-        for (a, b) in acc.iter_mut().zip(right) {
-            *a = r.combine(*a, b);
-        }
-        return;
-    }
-    for_each_offset(red, base, lo, hi, |o| {
-        for (a, &x) in acc.iter_mut().zip(&data[at(o)..at(o) + n]) {
-            *a = r.push(*a, x);
-        }
-    });
 }
 
 /// Runs reducer `r` over `axes` of `x` (non-empty input and output) into a fresh tensor.
@@ -528,15 +514,11 @@ fn run<T: Element, R: Reducer<T>>(
         ([], _) | ([(_, 1)], _) => fill_blocks(dst, 1, &kept, base, count, |o, d| {
             d[0] = r.finish(reduce_run(r, &data[at(o)..at(o) + count]));
         }),
-        // Columns: the innermost kept dimension is contiguous; accumulate whole rows.
+        // Columns: the innermost kept dimension is contiguous; accumulate rows.
         (_, Some(&(n, 1))) => {
             let outer = &kept[..kept.len() - 1];
             fill_blocks(dst, n, outer, base, count * n, |o, d| {
-                let mut acc = vec![r.identity(); n];
-                reduce_rows(r, data, &red, o, 0, count, &mut acc);
-                for (d, a) in d.iter_mut().zip(acc) {
-                    *d = r.finish(a);
-                }
+                columns::reduce_columns(r, data, &red, o, count, d);
             });
         }
         // General: walk each output's reduced elements.

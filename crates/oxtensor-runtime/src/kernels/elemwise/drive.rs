@@ -8,23 +8,65 @@ use crate::kernels::PARALLEL_THRESHOLD;
 use oxtensor_data::{Element, Tensor};
 use oxtensor_graph::TensorType;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Output elements computed per step: small enough that the scratch buffers of gathered
 /// operands stay in the L1 cache, large enough that the per-block dispatch is negligible.
 const BLOCK: usize = 1024;
 
-/// The inputs of one elementwise node, checked and laid out.
+/// The inputs of one elementwise node, checked and laid out, and where the output goes.
 pub(super) struct Args<'t> {
     inputs: &'t [&'t Tensor],
-    /// Each input's whole storage as a flat view, so loops read it as a plain slice.
+    /// Each input's whole storage as a flat view, so loops read it as a plain slice (never read
+    /// for an input sharing the donor's storage while the output is written).
     whole: Vec<Tensor>,
     layout: Layout,
+    /// The input whose buffer the output overwrites, when [`Args::in_place`] accepted one.
+    donor: Option<usize>,
+}
+
+/// Where a loop writes its output: a fresh tensor, or the buffer of the donor input at this
+/// position.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A fresh, zero-filled tensor.
+    Fresh,
+    /// The donor's buffer.
+    Donor(usize),
 }
 
 impl<'t> Args<'t> {
     /// Checks the runtime shapes against each other and the static-1 broadcasting rule.
     pub fn new(inputs: &'t [&'t Tensor], types: &[TensorType]) -> Result<Args<'t>, KernelError> {
+        Args::build(inputs, types, None)
+    }
+
+    /// Like [`Args::new`], but loops write their output into `inputs[donor]`'s buffer when that
+    /// is possible: the donor is the only handle to its owned storage, C-contiguous, of the
+    /// output's shape and (checked per loop) of the loop's output dtype, and every input
+    /// sharing its storage is the same view. Otherwise loops write a fresh tensor.
+    ///
+    /// # Safety
+    /// While the returned `Args` lives, nothing but it may read or write the elements of
+    /// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
+    pub unsafe fn in_place(
+        inputs: &'t [&'t Tensor],
+        types: &[TensorType],
+        donor: usize,
+    ) -> Result<Args<'t>, KernelError> {
+        Args::build(inputs, types, Some(donor))
+    }
+
+    /// [`Args::new`] or [`Args::in_place`]; only `in_place` may pass a donor (whose caller
+    /// upholds the contract that [`Args::write`] relies on).
+    fn build(
+        inputs: &'t [&'t Tensor],
+        types: &[TensorType],
+        donor: Option<usize>,
+    ) -> Result<Args<'t>, KernelError> {
         let layout = Layout::new(inputs, types)?;
+        // Decided before `whole` clones the inputs' storage handles.
+        let donor = donor.filter(|&k| donatable(inputs, &layout.shape, k));
         let whole = inputs
             .iter()
             .map(|t| {
@@ -36,6 +78,7 @@ impl<'t> Args<'t> {
             inputs,
             whole,
             layout,
+            donor,
         })
     }
 
@@ -59,8 +102,23 @@ impl<'t> Args<'t> {
         self.inputs[i].dtype()
     }
 
-    /// Input `i` as values of type `T`.
-    pub fn operand<T: Element>(&self, i: usize) -> Result<Operand<'_, T>, KernelError> {
+    /// Where a loop producing `O` writes: into the donor when its dtype is `O`.
+    fn target<O: Element>(&self) -> Target {
+        match self.donor {
+            Some(k) if self.inputs[k].dtype() == O::DTYPE => Target::Donor(k),
+            _ => Target::Fresh,
+        }
+    }
+
+    /// Input `i` as values of type `T`, for a loop writing to `target`: an input sharing the
+    /// donor's storage is read from the output block itself ([`Operand::Output`]), never
+    /// through a slice of its storage.
+    fn operand<T: Element>(&self, i: usize, target: Target) -> Result<Operand<'_, T>, KernelError> {
+        if let Target::Donor(k) = target
+            && Arc::ptr_eq(self.inputs[i].storage(), self.inputs[k].storage())
+        {
+            return Ok(Operand::Output);
+        }
         let l = &self.layout;
         operand(
             self.inputs[i],
@@ -72,14 +130,49 @@ impl<'t> Args<'t> {
         )
     }
 
-    /// A fresh output whose element at each position is `f` of input 0 there.
+    /// Runs `fill` on the output's elements (zeroed when fresh, the donor's values when in
+    /// place) and returns the output tensor.
+    fn write<O: Element>(
+        &self,
+        target: Target,
+        fill: impl FnOnce(&mut [O]),
+    ) -> Result<Tensor, KernelError> {
+        let Target::Donor(k) = target else {
+            return Ok(Tensor::build::<O>(self.shape(), fill)?);
+        };
+        let donor = self.inputs[k];
+        // SAFETY: `Target::Donor` comes only from `donor`, set only by `Args::in_place`, whose
+        // caller guarantees that nothing outside this `Args` reads or writes the donor's
+        // elements while it lives. `donatable` checked that the donor was the only handle to its
+        // owned storage (no other tensor, view or NumPy array reaches those bytes), that it is
+        // C-contiguous with the output's `numel` elements, and `target` that they are `O`s;
+        // they lie inside the storage (a `Tensor` invariant), aligned (owned storage is 64-byte
+        // aligned and the offset a whole number of elements), and hold valid `O` values; the
+        // pointer derives from the allocation's own pointer (`Storage` keeps it raw, not behind
+        // a shared reference to the bytes), so it may be written through. Inside
+        // this `Args`, while `out` lives nothing else reads them: operands of inputs sharing the
+        // donor's storage are `Operand::Output`, holding no reference and reading through `out`
+        // (each parallel block only its own elements), every other operand reads a different
+        // allocation, and `whole`'s handle on the donor is read only by `any`, which returns
+        // before a loop starts. So `out` is the only reference to this memory while it lives.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(donor.data_ptr().cast_mut().cast::<O>(), donor.numel())
+        };
+        fill(out);
+        Ok(donor.clone())
+    }
+
+    /// The output (fresh or in the donor) whose element at each position is `f` of input 0
+    /// there.
     pub fn map1<A: Element, O: Element>(
         &self,
         f: impl Fn(A) -> O + Sync,
     ) -> Result<Tensor, KernelError> {
-        let a = self.operand::<A>(0)?;
-        Ok(Tensor::build::<O>(self.shape(), |out| {
+        let target = self.target::<O>();
+        let a = self.operand::<A>(0, target)?;
+        self.write::<O>(target, |out| {
             drive(out, Vec::new, |buf, start, o| {
+                a.stage(o, buf);
                 match a.block(start, o.len(), buf) {
                     Arg::Scalar(x) => o.fill(f(x)),
                     Arg::Slice(x) => {
@@ -89,42 +182,49 @@ impl<'t> Args<'t> {
                     }
                 }
             })
-        })?)
+        })
     }
 
-    /// A fresh output of `f` applied to inputs 0 and 1.
+    /// The output of `f` applied to inputs 0 and 1.
     pub fn map2<A: Element, B: Element, O: Element>(
         &self,
         f: impl Fn(A, B) -> O + Sync,
     ) -> Result<Tensor, KernelError> {
-        let (a, b) = (self.operand::<A>(0)?, self.operand::<B>(1)?);
-        Ok(Tensor::build::<O>(self.shape(), |out| {
+        let target = self.target::<O>();
+        let (a, b) = (self.operand::<A>(0, target)?, self.operand::<B>(1, target)?);
+        self.write::<O>(target, |out| {
             drive(
                 out,
                 || (Vec::new(), Vec::new()),
                 |(ba, bb), start, o| {
+                    a.stage(o, ba);
+                    b.stage(o, bb);
                     let n = o.len();
                     apply2(o, a.block(start, n, ba), b.block(start, n, bb), &f)
                 },
             )
-        })?)
+        })
     }
 
-    /// A fresh output of `f` applied to inputs 0, 1 and 2.
+    /// The output of `f` applied to inputs 0, 1 and 2.
     pub fn map3<A: Element, B: Element, C: Element, O: Element>(
         &self,
         f: impl Fn(A, B, C) -> O + Sync,
     ) -> Result<Tensor, KernelError> {
+        let target = self.target::<O>();
         let (a, b, c) = (
-            self.operand::<A>(0)?,
-            self.operand::<B>(1)?,
-            self.operand::<C>(2)?,
+            self.operand::<A>(0, target)?,
+            self.operand::<B>(1, target)?,
+            self.operand::<C>(2, target)?,
         );
-        Ok(Tensor::build::<O>(self.shape(), |out| {
+        self.write::<O>(target, |out| {
             drive(
                 out,
                 || (Vec::new(), Vec::new(), Vec::new()),
                 |(ba, bb, bc), start, o| {
+                    a.stage(o, ba);
+                    b.stage(o, bb);
+                    c.stage(o, bc);
                     let n = o.len();
                     let x = a.block_slice(start, n, ba);
                     let y = b.block_slice(start, n, bb);
@@ -134,23 +234,28 @@ impl<'t> Args<'t> {
                     }
                 },
             )
-        })?)
+        })
     }
 
-    /// A fresh output folding all inputs left to right with `f` (`((a ⊕ b) ⊕ c) ⊕ …`), one
-    /// pass over memory whatever their number; a single input is converted to `T`.
+    /// The output folding all inputs left to right with `f` (`((a ⊕ b) ⊕ c) ⊕ …`), one pass
+    /// over memory whatever their number; a single input is converted to `T`.
     pub fn fold<T: Element>(&self, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor, KernelError> {
         if self.len() == 1 {
             return self.map1::<T, T>(|x| x);
         }
+        let target = self.target::<T>();
         let ops = (0..self.len())
-            .map(|i| self.operand::<T>(i))
+            .map(|i| self.operand::<T>(i, target))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Tensor::build::<T>(self.shape(), |out| {
+        self.write::<T>(target, |out| {
             drive(
                 out,
                 || vec![Vec::new(); ops.len()],
                 |bufs, start, o| {
+                    // Every input is read before the block's first write.
+                    for (op, buf) in ops.iter().zip(bufs.iter_mut()) {
+                        op.stage(o, buf);
+                    }
                     let n = o.len();
                     let mut args = ops
                         .iter()
@@ -175,12 +280,14 @@ impl<'t> Args<'t> {
                     }
                 },
             )
-        })?)
+        })
     }
 
     /// True if `pred` holds for input `i`, converted to `T`, at some output position.
+    ///
+    /// Reads the input itself (the donor too), so it must run before a loop writes the output.
     pub fn any<T: Element>(&self, i: usize, pred: impl Fn(T) -> bool) -> Result<bool, KernelError> {
-        let a = self.operand::<T>(i)?;
+        let a = self.operand::<T>(i, Target::Fresh)?;
         let mut buf = Vec::new();
         for start in (0..self.numel()).step_by(BLOCK) {
             let found = match a.block(start, BLOCK.min(self.numel() - start), &mut buf) {
@@ -193,6 +300,29 @@ impl<'t> Args<'t> {
         }
         Ok(false)
     }
+}
+
+/// Whether the output of shape `shape` can be written into `inputs[k]`'s buffer: the tensor
+/// is the only handle to its owned storage (so no other tensor, view or NumPy array reaches
+/// those bytes), it is C-contiguous with exactly the output's shape (so its element at each
+/// flat output position is the output's), and every input sharing its storage is the same
+/// view (a repeated argument).
+fn donatable(inputs: &[&Tensor], shape: &[usize], k: usize) -> bool {
+    let Some(d) = inputs.get(k) else {
+        return false;
+    };
+    let storage = d.storage();
+    Arc::strong_count(storage) == 1
+        && storage.is_owned()
+        && d.is_contiguous()
+        && d.shape() == shape
+        && inputs.iter().all(|t| {
+            !Arc::ptr_eq(t.storage(), storage)
+                || (t.dtype() == d.dtype()
+                    && t.shape() == d.shape()
+                    && t.strides() == d.strides()
+                    && t.offset() == d.offset())
+        })
 }
 
 /// `o[k] = f(x[k], y[k])` over one block, with a loop for each combination of scalar and

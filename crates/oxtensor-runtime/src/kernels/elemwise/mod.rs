@@ -9,6 +9,11 @@
 //! loops vectorise; outputs above [`super::PARALLEL_THRESHOLD`] elements are split across
 //! threads.
 //!
+//! [`elemwise_in_place`] writes the output into a donated input's buffer instead of a fresh
+//! one (the memory plan's `Call::donor`). Every position holding the donor then reads it from
+//! the output block itself, copying the block's values into its scratch buffer before the
+//! loop overwrites them, so no slice of the donor coexists with the output being written.
+//!
 //! Which dtype a loop computes in follows the op's [`oxtensor_graph::ScalarKind`]: arithmetic,
 //! float, bitwise, select and convert ops compute in the output dtype (inputs converted with
 //! NumPy `astype` semantics); predicates compare in the promoted input dtype.
@@ -218,17 +223,54 @@ pub fn elemwise(
     inputs: &[&Tensor],
     ctx: &KernelCtx<'_>,
 ) -> Result<Tensor, KernelError> {
+    let out = output_dtype(op, inputs, ctx)?;
+    run(op, &Args::new(inputs, ctx.input_types)?, out)
+}
+
+/// Like [`elemwise`], but writes the result into `inputs[donor]`'s buffer and returns that
+/// tensor, when the buffer can hold it: the tensor is the only handle to its owned storage,
+/// C-contiguous, of the output's shape and dtype, and any other position holding it is the
+/// same view. Otherwise (or for the few results not computed by a loop, such as an empty
+/// output) the result is a fresh tensor, as from [`elemwise`]; the values are the same.
+///
+/// # Safety
+/// For the duration of the call, nothing else may read or write the elements of
+/// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
+/// (A memory plan that holds the donor's only handle and lends it to this call alone
+/// guarantees this.)
+pub unsafe fn elemwise_in_place(
+    op: ScalarOp,
+    inputs: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+    donor: usize,
+) -> Result<Tensor, KernelError> {
+    let out = output_dtype(op, inputs, ctx)?;
+    // SAFETY: the `Args` lives only for this call, during which our caller guarantees that
+    // nothing else reads or writes the donor's elements.
+    let args = unsafe { Args::in_place(inputs, ctx.input_types, donor)? };
+    run(op, &args, out)
+}
+
+/// Checks the arity and returns the output dtype.
+fn output_dtype(
+    op: ScalarOp,
+    inputs: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+) -> Result<DType, KernelError> {
     check_arity(op, inputs.len())?;
-    let out = ctx
+    Ok(ctx
         .output_types
         .first()
         .ok_or_else(|| KernelError::Value(format!("{op}: the node has no output type")))?
-        .dtype;
-    let args = Args::new(inputs, ctx.input_types)?;
+        .dtype)
+}
+
+/// Computes `op` on laid-out `args` into an output of dtype `out`.
+fn run(op: ScalarOp, args: &Args<'_>, out: DType) -> Result<Tensor, KernelError> {
     if args.numel() == 0 {
         return Ok(Tensor::zeros(out, args.shape())?);
     }
-    let result = compute(op, &args, out)?;
+    let result = compute(op, args, out)?;
     debug_assert_eq!(result.dtype(), out, "{op} ({:?})", op.kind());
     Ok(result)
 }

@@ -17,6 +17,11 @@ pub(super) enum Operand<'a, T> {
     /// Anything else (strided, permuted, partly broadcast or of another dtype): copied block
     /// by block into a scratch buffer, converting with [`Element::cast_from`].
     Gather(Fill<'a, T>),
+    /// The input whose buffer the output overwrites (a donor, see `Args::in_place`): its
+    /// elements are the output block's values before the loop writes it, so the loop copies
+    /// them into the scratch buffer ([`Operand::stage`]) first. Holds no reference to the
+    /// buffer: the loop's output block is the only way to it.
+    Output,
 }
 
 /// One block of an operand: a value to repeat or the block's elements.
@@ -28,8 +33,22 @@ pub(super) enum Arg<'b, T> {
 }
 
 impl<T: Element> Operand<'_, T> {
+    /// Copies the output block `out` (converted to `T`) into `buf` if this operand is the
+    /// output's own buffer ([`Operand::Output`]); does nothing for other operands.
+    ///
+    /// A loop calls this for each operand before it writes the block, then reads the operand
+    /// with [`Operand::block`] as usual.
+    #[inline]
+    pub fn stage<O: Element>(&self, out: &[O], buf: &mut Vec<T>) {
+        if let Operand::Output = self {
+            buf.clear();
+            buf.extend(out.iter().map(|&x| T::cast_from(x)));
+        }
+    }
+
     /// The operand's elements at flat output positions `start..start + len`, using `buf` as
-    /// scratch when they must be gathered.
+    /// scratch when they must be gathered (or, for [`Operand::Output`], where
+    /// [`Operand::stage`] copied them).
     #[inline]
     pub fn block<'b>(&'b self, start: usize, len: usize, buf: &'b mut Vec<T>) -> Arg<'b, T> {
         match self {
@@ -53,6 +72,7 @@ impl<T: Element> Operand<'_, T> {
                 fill(start, buf);
                 buf
             }
+            Operand::Output => &buf[..len],
         }
     }
 }

@@ -8,9 +8,9 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 /// One dimension of a strided walk: extent and element stride.
-pub(super) type Dim = (usize, isize);
+pub(in crate::kernels) type Dim = (usize, isize);
 /// The dimensions of a walk, outermost first.
-pub(super) type Dims = SmallVec<[Dim; 4]>;
+pub(in crate::kernels) type Dims = SmallVec<[Dim; 4]>;
 
 /// The whole storage of `x` as a slice of its element type, so that the element offsets of any
 /// view (shape, strides, offset) index it with ordinary bounds-checked slicing.

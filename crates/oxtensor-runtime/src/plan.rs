@@ -1,0 +1,243 @@
+//! The memory plan every node-by-node backend runs: a schedule, a slot per value, liveness,
+//! and which input buffer each elementwise node may overwrite with its result.
+//!
+//! Planning is static and cheap; the decisions that depend on runtime facts (is this buffer
+//! still referenced elsewhere, does its shape equal the output's) are made per call, in
+//! [`Plan::execute`], with checks that cost a few comparisons per node.
+
+use oxtensor_data::Tensor;
+use oxtensor_graph::{FunctionGraph, Node, NodeKind, Op, Var};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::RuntimeError;
+
+/// One scheduled node: where its inputs are read from, where its outputs go, which slots hold
+/// their last use here, and which input positions may donate their buffer to output 0.
+struct Step {
+    node: Arc<Node>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    free_after: Vec<usize>,
+    donors: Vec<usize>,
+}
+
+/// A schedule with slot assignment, liveness and in-place decisions, shared by backends that
+/// execute node by node.
+///
+/// Every variable gets a slot; inputs take the first slots, constants are preloaded, and each
+/// intermediate is dropped right after its last use, so memory does not grow with graph length.
+///
+/// **In place.** An `Elemwise` or `Composite` node may write its first output into the buffer of
+/// an input whose last use it is ([`Call::donor`]): the input is an intermediate (never a graph
+/// input, shared variable, constant or graph output), of the output's dtype, and statically
+/// broadcastable exactly as the output. At run time the buffer must also be referenced by no one
+/// else (no view of it, no other slot, no caller) and be C-contiguous with the output's shape.
+/// A chain of elementwise nodes on large arrays therefore runs in one buffer, without fresh
+/// allocations (and their page faults). View ops (`DimShuffle`, `Reshape` of contiguous data)
+/// alias their input by returning views; graph outputs may share storage with each other or with
+/// inputs, and the boundary (`Function`, the Python wrapper) copies where that would be seen.
+pub struct Plan {
+    steps: Vec<Step>,
+    n_slots: usize,
+    n_values: usize,
+    constants: Vec<(usize, Tensor)>,
+    outputs: Vec<usize>,
+}
+
+/// One node's evaluation request, handed by [`Plan::execute`] to the backend.
+pub struct Call<'a> {
+    /// The node's position in [`Plan::schedule`], for backends that keep per-step data.
+    pub index: usize,
+    /// The node.
+    pub node: &'a Node,
+    /// Its input values.
+    pub args: &'a [&'a Tensor],
+    /// An input position whose buffer the node may overwrite with its output 0: that tensor is
+    /// C-contiguous, has exactly output 0's shape and dtype, and is referenced by nothing but
+    /// this call (its slot is freed right after). A backend that writes into it returns a
+    /// clone of that tensor as output 0; one that ignores it simply allocates.
+    pub donor: Option<usize>,
+}
+
+impl Plan {
+    /// Schedules `graph` (topological order) and computes liveness and in-place candidates.
+    pub fn new(graph: &FunctionGraph) -> Plan {
+        let mut slots = Slots::default();
+        for v in graph.inputs().iter().chain(graph.shared_inputs()) {
+            slots.slot(v);
+        }
+        let n_values = graph.inputs().len() + graph.shared_inputs().len();
+        let mut steps = Vec::new();
+        for node in graph.toposort() {
+            let inputs = node.inputs().iter().map(|v| slots.slot(v)).collect();
+            let outputs = (0..node.types().len())
+                .map(|i| slots.slot(&Var::output_of(node, i)))
+                .collect();
+            steps.push(Step {
+                node: node.clone(),
+                inputs,
+                outputs,
+                free_after: Vec::new(),
+                donors: Vec::new(),
+            });
+        }
+        let outputs: Vec<usize> = graph.outputs().iter().map(|v| slots.slot(v)).collect();
+        let Slots {
+            of: slot_of,
+            constants,
+        } = slots;
+        let n_slots = slot_of.len();
+        let mut last_use: FxHashMap<usize, usize> = FxHashMap::default();
+        for (i, step) in steps.iter().enumerate() {
+            for &s in &step.inputs {
+                last_use.insert(s, i);
+            }
+        }
+        for (&slot, &step) in &last_use {
+            if !outputs.contains(&slot) {
+                steps[step].free_after.push(slot);
+            }
+        }
+        let is_constant = |s: usize| constants.iter().any(|(c, _)| *c == s);
+        for (i, step) in steps.iter_mut().enumerate() {
+            step.free_after.sort_unstable();
+            if !matches!(step.node.op(), Some(Op::Elemwise(_) | Op::Composite(_))) {
+                continue;
+            }
+            let Some(out_ty) = step.node.types().first() else {
+                continue;
+            };
+            for (k, (v, &s)) in step.node.inputs().iter().zip(&step.inputs).enumerate() {
+                let intermediate = s >= n_values && !is_constant(s) && !outputs.contains(&s);
+                if intermediate
+                    && last_use.get(&s) == Some(&i)
+                    && v.ty().dtype == out_ty.dtype
+                    && v.ty().broadcastable() == out_ty.broadcastable()
+                {
+                    step.donors.push(k);
+                }
+            }
+        }
+        Plan {
+            steps,
+            n_slots,
+            n_values,
+            constants,
+            outputs,
+        }
+    }
+
+    /// The nodes in the order they run; [`Call::index`] indexes this.
+    pub fn schedule(&self) -> impl ExactSizeIterator<Item = &Arc<Node>> {
+        self.steps.iter().map(|s| &s.node)
+    }
+
+    /// Runs the plan, evaluating each node with `eval`. With `times`, which must have one entry
+    /// per scheduled node, adds each node's wall time to its entry.
+    pub fn execute(
+        &self,
+        values: &[Tensor],
+        mut times: Option<&mut [Duration]>,
+        mut eval: impl FnMut(Call<'_>) -> Result<Vec<Tensor>, RuntimeError>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        if values.len() != self.n_values {
+            return Err(RuntimeError::Arity {
+                expected: self.n_values,
+                got: values.len(),
+            });
+        }
+        let mut slots: Vec<Option<Tensor>> = vec![None; self.n_slots];
+        for (slot, v) in slots.iter_mut().zip(values) {
+            *slot = Some(v.clone());
+        }
+        for (s, c) in &self.constants {
+            slots[*s] = Some(c.clone());
+        }
+        for (index, step) in self.steps.iter().enumerate() {
+            let started = times.as_ref().map(|_| Instant::now());
+            let outs = {
+                let args: Vec<&Tensor> = step
+                    .inputs
+                    .iter()
+                    .map(|&s| {
+                        slots[s].as_ref().ok_or_else(|| {
+                            RuntimeError::Unsupported(format!("slot {s} read before written"))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                let donor = step.donors.iter().copied().find(|&k| donatable(&args, k));
+                eval(Call {
+                    index,
+                    node: &step.node,
+                    args: &args,
+                    donor,
+                })?
+            };
+            for (&s, t) in step.outputs.iter().zip(outs) {
+                slots[s] = Some(t);
+            }
+            for &s in &step.free_after {
+                slots[s] = None;
+            }
+            if let (Some(times), Some(started)) = (times.as_deref_mut(), started)
+                && let Some(t) = times.get_mut(index)
+            {
+                *t += started.elapsed();
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|&s| {
+                slots[s].clone().ok_or_else(|| {
+                    RuntimeError::Unsupported(format!("output slot {s} never written"))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether `args[k]` can be overwritten by the elementwise result of `args`: its storage is held
+/// by this one tensor and owned by it (not a caller's buffer), (each position of `args` holding that slot borrows the same tensor, so a
+/// repeated argument is fine), it is C-contiguous from the start of its storage, and its shape is
+/// the broadcast shape of all arguments.
+fn donatable(args: &[&Tensor], k: usize) -> bool {
+    let t = args[k];
+    if Arc::strong_count(t.storage()) != 1
+        || !t.storage().is_owned()
+        || !t.is_contiguous()
+        || t.offset() != 0
+        || t.numel() * t.dtype().size() != t.storage().len()
+    {
+        return false;
+    }
+    args.iter().all(|a| {
+        a.ndim() == t.ndim()
+            && a.shape()
+                .iter()
+                .zip(t.shape())
+                .all(|(&e, &full)| e == full || e == 1)
+    })
+}
+
+/// Slot assignment: one slot per variable, constants remembered for preloading.
+#[derive(Default)]
+struct Slots {
+    of: FxHashMap<Var, usize>,
+    constants: Vec<(usize, Tensor)>,
+}
+
+impl Slots {
+    fn slot(&mut self, v: &Var) -> usize {
+        if let Some(&s) = self.of.get(v) {
+            return s;
+        }
+        let s = self.of.len();
+        self.of.insert(v.clone(), s);
+        if let NodeKind::Constant(c) = v.node().kind() {
+            self.constants.push((s, c.clone()));
+        }
+        s
+    }
+}
