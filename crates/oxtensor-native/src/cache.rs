@@ -13,6 +13,10 @@
 //!   processes compiling the same graph build it once; the second finds it built.
 //! * The sidecar's modification time is the entry's last use (touched on every hit). After
 //!   each build, the least recently used entries are removed while the cache is over its cap.
+//! * Objects every library links (the shared drivers, one per compiler and flags) live in
+//!   `objects/`, stored the same way (`KEY.o`, `KEY.meta`, `KEY.c`) under their own lock. They
+//!   are not entries: a few tens of kilobytes each, never evicted (so never removed under a
+//!   build that links one), removed by [`Cache::clear`].
 
 use crate::NativeError;
 use std::fs::{self, File};
@@ -71,6 +75,7 @@ fn prepare(dir: &Path) -> std::io::Result<()> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)?;
     builder.create(dir.join("locks"))?;
+    builder.create(dir.join("objects"))?;
     tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     Ok(())
 }
@@ -146,15 +151,30 @@ impl Cache {
         self.dir.join(format!("{key}.{ext}"))
     }
 
+    /// The files of entry `key`.
+    fn entry(&self, key: &str) -> Slot {
+        Slot {
+            payload: self.file(key, "so"),
+            meta: self.file(key, "meta"),
+            source: self.file(key, "c"),
+            lock: self.dir.join("locks").join(format!("{}.lock", shard(key))),
+        }
+    }
+
+    /// The files of object `key`.
+    fn object_slot(&self, key: &str) -> Slot {
+        let dir = self.dir.join("objects");
+        Slot {
+            payload: dir.join(format!("{key}.o")),
+            meta: dir.join(format!("{key}.meta")),
+            source: dir.join(format!("{key}.c")),
+            lock: self.dir.join("locks").join("objects.lock"),
+        }
+    }
+
     /// True when the entry's library matches its sidecar (length and hash).
     pub fn verify(&self, key: &str) -> bool {
-        let Ok(meta) = fs::read_to_string(self.file(key, "meta")) else {
-            return false;
-        };
-        let Ok(bytes) = fs::read(self.file(key, "so")) else {
-            return false;
-        };
-        meta == sidecar(&bytes)
+        self.entry(key).read().is_some()
     }
 
     /// Marks the entry as just used.
@@ -177,81 +197,71 @@ impl Cache {
         source: &str,
         build: impl FnOnce(&Path, &Path) -> Result<(), NativeError>,
     ) -> Result<Lookup, NativeError> {
-        let so = self.file(key, "so");
-        if self.verify(key) {
+        let slot = self.entry(key);
+        let (_, hit) = self.fetch_or_build(&slot, source, build)?;
+        if hit {
             self.touch(key);
-            return Ok(Lookup {
-                path: so,
-                hit: true,
-            });
+        } else {
+            // Over the cap: a failure only leaves the cache larger than asked.
+            let _ = self.evict(Some(key));
         }
-        {
-            let _lock = self.lock(key)?;
-            if self.verify(key) {
-                self.touch(key);
-                return Ok(Lookup {
-                    path: so,
-                    hit: true,
-                });
-            }
-            // A stale or corrupt entry: the sidecar goes first, so no reader trusts the rest.
-            self.remove(key);
-            let work = tempfile::Builder::new()
-                .prefix(".build-")
-                .tempdir_in(&self.dir)
-                .map_err(|e| NativeError::io("creating a build directory", &self.dir, e))?;
-            let out = work.path().join("kernels.so");
-            build(work.path(), &out)?;
-            let bytes =
-                fs::read(&out).map_err(|e| NativeError::io("reading the library", &out, e))?;
-            self.write_atomic(&self.file(key, "c"), source.as_bytes())?;
-            fs::rename(&out, &so).map_err(|e| NativeError::io("publishing the library", &so, e))?;
-            self.write_atomic(&self.file(key, "meta"), sidecar(&bytes).as_bytes())?;
-        }
-        // Over the cap: a failure only leaves the cache larger than asked.
-        let _ = self.evict(Some(key));
         Ok(Lookup {
-            path: so,
-            hit: false,
+            path: slot.payload,
+            hit,
         })
+    }
+
+    /// The verified bytes of object `key` (see the module's documentation), building it first
+    /// if it is missing or corrupt, and whether it was cached. `build(work, out)` must write
+    /// the object to `out`, as for [`Cache::get_or_build`].
+    pub fn object(
+        &self,
+        key: &str,
+        source: &str,
+        build: impl FnOnce(&Path, &Path) -> Result<(), NativeError>,
+    ) -> Result<(Vec<u8>, bool), NativeError> {
+        self.fetch_or_build(&self.object_slot(key), source, build)
+    }
+
+    /// The verified bytes of object `key`, if cached.
+    pub fn cached_object(&self, key: &str) -> Option<Vec<u8>> {
+        self.object_slot(key).read()
+    }
+
+    /// The verified payload of `slot` and `true`, or, built under the slot's lock (after
+    /// checking again), the new payload and `false`.
+    fn fetch_or_build(
+        &self,
+        slot: &Slot,
+        source: &str,
+        build: impl FnOnce(&Path, &Path) -> Result<(), NativeError>,
+    ) -> Result<(Vec<u8>, bool), NativeError> {
+        if let Some(bytes) = slot.read() {
+            return Ok((bytes, true));
+        }
+        let _lock = lock(&slot.lock)?;
+        if let Some(bytes) = slot.read() {
+            return Ok((bytes, true));
+        }
+        // A stale or corrupt entry: the sidecar goes first, so no reader trusts the rest.
+        slot.remove();
+        let work = tempfile::Builder::new()
+            .prefix(".build-")
+            .tempdir_in(&self.dir)
+            .map_err(|e| NativeError::io("creating a build directory", &self.dir, e))?;
+        let out = work.path().join("out");
+        build(work.path(), &out)?;
+        let bytes = fs::read(&out).map_err(|e| NativeError::io("reading the build", &out, e))?;
+        write_atomic(&slot.source, source.as_bytes())?;
+        fs::rename(&out, &slot.payload)
+            .map_err(|e| NativeError::io("publishing the build", &slot.payload, e))?;
+        write_atomic(&slot.meta, sidecar(&bytes).as_bytes())?;
+        Ok((bytes, false))
     }
 
     /// Removes an entry (for instance one the loader rejected), sidecar first.
     pub fn remove(&self, key: &str) {
-        for ext in ["meta", "so", "c"] {
-            // Missing files are the usual case; any other failure is found at the next verify.
-            let _ = fs::remove_file(self.file(key, ext));
-        }
-    }
-
-    /// Writes `bytes` to `path` through a temporary file and a rename.
-    fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), NativeError> {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .tempfile_in(&self.dir)
-            .map_err(|e| NativeError::io("creating a temporary file", &self.dir, e))?;
-        tmp.write_all(bytes)
-            .map_err(|e| NativeError::io("writing a temporary file", tmp.path(), e))?;
-        tmp.persist(path)
-            .map_err(|e| NativeError::io("renaming into the cache", path, e.error))?;
-        Ok(())
-    }
-
-    /// Takes the exclusive lock guarding builds of `key` (blocking until it is free). Lock
-    /// files are never deleted: removing one while another process waits on it would let two
-    /// holders in.
-    fn lock(&self, key: &str) -> Result<File, NativeError> {
-        let shard = key.get(..2).unwrap_or("00");
-        let path = self.dir.join("locks").join(format!("{shard}.lock"));
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| NativeError::io("opening a lock file", &path, e))?;
-        file.lock()
-            .map_err(|e| NativeError::io("locking", &path, e))?;
-        Ok(file)
+        self.entry(key).remove();
     }
 
     /// The entries, in no particular order.
@@ -320,11 +330,18 @@ impl Cache {
         Ok(removed)
     }
 
-    /// Removes every entry and leftover temporary file. Returns how many entries went.
+    /// Removes every entry, object and leftover temporary file. Returns how many entries
+    /// went.
     pub fn clear(&self) -> std::io::Result<usize> {
         let entries = self.entries()?;
         for e in &entries {
             self.remove(&e.key);
+        }
+        let objects = self.dir.join("objects");
+        if objects.is_dir() {
+            for item in fs::read_dir(&objects)? {
+                fs::remove_file(item?.path())?;
+            }
         }
         for item in fs::read_dir(&self.dir)? {
             let path = item?.path();
@@ -337,6 +354,65 @@ impl Cache {
         }
         Ok(entries.len())
     }
+}
+
+/// The files of one cached build: its payload (a library or an object), the sidecar, the
+/// source, and the lock file guarding its build.
+struct Slot {
+    payload: PathBuf,
+    meta: PathBuf,
+    source: PathBuf,
+    lock: PathBuf,
+}
+
+impl Slot {
+    /// The payload, if it matches its sidecar (length and hash).
+    fn read(&self) -> Option<Vec<u8>> {
+        let meta = fs::read_to_string(&self.meta).ok()?;
+        let bytes = fs::read(&self.payload).ok()?;
+        (meta == sidecar(&bytes)).then_some(bytes)
+    }
+
+    /// Removes the files, sidecar first.
+    fn remove(&self) {
+        for path in [&self.meta, &self.payload, &self.source] {
+            // Missing files are the usual case; any other failure is found at the next read.
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+/// The lock file of entry `key`: one of 256, by the key's first two hex digits. Lock files
+/// are never deleted: removing one while another process waits on it would let two holders in.
+fn shard(key: &str) -> &str {
+    key.get(..2).unwrap_or("00")
+}
+
+/// Takes the exclusive lock on `path` (blocking until it is free).
+fn lock(path: &Path) -> Result<File, NativeError> {
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| NativeError::io("opening a lock file", path, e))?;
+    file.lock()
+        .map_err(|e| NativeError::io("locking", path, e))?;
+    Ok(file)
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), NativeError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| NativeError::io("creating a temporary file", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| NativeError::io("writing a temporary file", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| NativeError::io("renaming into the cache", path, e.error))?;
+    Ok(())
 }
 
 /// The sidecar text for a library's bytes.

@@ -2,7 +2,8 @@
 //! shared library from one generated translation unit.
 
 use crate::NativeError;
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A C compiler that answered `--version`, with what identifies its output: the version text
@@ -44,25 +45,55 @@ impl Compiler {
         &self.identity
     }
 
-    /// Compiles `source` into the shared library `out` (in `work`, a private scratch
-    /// directory), with `flags` before the source and `libs` after it.
-    pub fn build(
+    /// Compiles `source` (written to `work/NAME.c`, `work` being a private scratch
+    /// directory) into the object file `out`, with `flags`.
+    pub fn object(
         &self,
         source: &str,
+        name: &str,
+        flags: &[String],
+        work: &Path,
+        out: &Path,
+    ) -> Result<(), NativeError> {
+        let src = write_source(source, name, work)?;
+        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+        args.extend([
+            OsStr::new("-c"),
+            OsStr::new("-o"),
+            out.as_os_str(),
+            src.as_os_str(),
+        ]);
+        self.run(&args)
+    }
+
+    /// Builds the shared library `out` from `source` (written to `work/NAME.c`; `None` when
+    /// everything is in `objects` already) and `objects`, with `flags` before the inputs and
+    /// `libs` after them.
+    pub fn link(
+        &self,
+        source: Option<(&str, &str)>,
+        objects: &[&Path],
         flags: &[String],
         libs: &[String],
         work: &Path,
         out: &Path,
     ) -> Result<(), NativeError> {
-        let src = work.join("kernels.c");
-        std::fs::write(&src, source)
-            .map_err(|e| NativeError::io("writing the C source", &src, e))?;
+        let src = match source {
+            Some((text, name)) => Some(write_source(text, name, work)?),
+            None => None,
+        };
+        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+        args.extend([OsStr::new("-o"), out.as_os_str()]);
+        args.extend(src.iter().map(|p| p.as_os_str()));
+        args.extend(objects.iter().map(|p| p.as_os_str()));
+        args.extend(libs.iter().map(OsStr::new));
+        self.run(&args)
+    }
+
+    /// Runs the compiler with `args`.
+    fn run(&self, args: &[&OsStr]) -> Result<(), NativeError> {
         let result = Command::new(&self.command)
-            .args(flags)
-            .arg("-o")
-            .arg(out)
-            .arg(&src)
-            .args(libs)
+            .args(args)
             .output()
             .map_err(|e| NativeError::NoCompiler(format!("running `{}`: {e}", self.command)))?;
         if result.status.success() {
@@ -75,6 +106,13 @@ impl Compiler {
             })
         }
     }
+}
+
+/// Writes `source` to `work/NAME.c`.
+fn write_source(source: &str, name: &str, work: &Path) -> Result<PathBuf, NativeError> {
+    let src = work.join(format!("{name}.c"));
+    std::fs::write(&src, source).map_err(|e| NativeError::io("writing the C source", &src, e))?;
+    Ok(src)
 }
 
 /// The CPU model and feature flags (Linux's `/proc/cpuinfo`), or the architecture elsewhere.

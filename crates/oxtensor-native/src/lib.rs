@@ -6,14 +6,20 @@
 //! 1. **Lowering** decides which nodes become C kernels: every `Elemwise` and `Composite`
 //!    node (a Composite's inner scalar program is inlined into one loop body), and every
 //!    `Reduce` (sum, prod, max, min, all, any over any axes), with its elementwise producer
-//!    computed inside the reduction when the reduction is that value's only use.
-//! 2. **Code generation** writes one translation unit: the kernels' loops walk a strided space
-//!    run by run in blocks whose operands are unit-stride pointers (the data itself, or a small
-//!    buffer for broadcast and strided operands), so the block loops vectorise; reductions
-//!    keep several accumulators and combine blocks pairwise.
+//!    computed inside the reduction when the reduction is that value's only use. Nodes whose
+//!    inputs are statically tiny run on the interpreter and get no C.
+//! 2. **Code generation** writes, per kernel, only what differs between kernels: a vectorised
+//!    loop over one block of unit-stride operands (equal kernels emitted once). Shared
+//!    drivers walk the strided space run by run and hand each block its operands (the data
+//!    itself, or a small buffer for broadcast and strided operands; an output may be written
+//!    exactly over an input); reductions keep several accumulators and combine blocks
+//!    pairwise, through a monoid per op and dtype.
 //! 3. **Compiling** runs `$OXTENSOR_CXX`/`$CC`/`cc` with `-O2 -march=native` and the
 //!    vectoriser, math functions declared SIMD so GCC calls glibc's libmvec, through a
-//!    content-addressed [`Cache`].
+//!    content-addressed [`Cache`]. The drivers and monoids are compiled once per compiler
+//!    and flags into objects the cache keeps, and linked into each function's library; a
+//!    function's own code compiles in parallel with any object not cached yet (and in two
+//!    translation units when it has many kernels).
 //! 4. **Running**: a Rust executor walks the runtime's `Plan`; per node it checks shapes,
 //!    allocates outputs and calls the node's kernel (large calls split across rayon's
 //!    threads by output range), or calls the interpreter's `eval_node` for every other node

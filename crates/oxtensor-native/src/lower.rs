@@ -85,18 +85,35 @@ fn program(node: &Node) -> Option<Program> {
     }
 }
 
+/// True when every input of `node` has a static shape of fewer than `below` elements: the
+/// executor runs such a node on the interpreter's kernel (see
+/// [`crate::NativeConfig::interpret_below`]), so it needs no C.
+fn tiny(node: &Node, below: usize) -> bool {
+    node.inputs().iter().all(|v| {
+        v.ty()
+            .shape
+            .iter()
+            .try_fold(1usize, |n, d| n.checked_mul((*d)?))
+            .is_some_and(|n| n < below)
+    })
+}
+
 /// Decides the kernels of `graph`.
 ///
 /// Every `Elemwise` and `Composite` node C can compute gets a loop; every `Reduce` gets a
-/// reduction. A reduction whose input is the only output of such a node, used nowhere else
+/// reduction; except nodes whose inputs are all statically smaller than `interpret_below`
+/// elements (0-d arithmetic on scalars, say), which always run on the interpreter. A reduction whose input is the only output of such a node, used nowhere else
 /// (not by another node, not as a graph output), computes that node's program inside its
 /// loop, so the elementwise result is never stored. Everything else (including `DimShuffle`,
 /// which is a view: its strides are all a consuming kernel needs) runs in the interpreter.
-pub(crate) fn lower(graph: &FunctionGraph) -> Lowered {
+pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
     let outputs: FxHashSet<&Var> = graph.outputs().iter().collect();
     let mut programs: FxHashMap<u64, Program> = FxHashMap::default();
     let mut reductions: FxHashMap<u64, Reduction> = FxHashMap::default();
     for node in graph.toposort() {
+        if tiny(node, interpret_below) {
+            continue;
+        }
         if let Some(p) = program(node) {
             programs.insert(node.id(), p);
             continue;

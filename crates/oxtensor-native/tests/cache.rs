@@ -1,6 +1,7 @@
-//! The compile cache: concurrent builds of one graph, corrupt entries, unusable directories,
-//! eviction at the size cap, and the `oxtensor-cache` command. Each test has its own cache
-//! directory, set through the backend's configuration.
+//! The compile cache: concurrent builds of one graph (threads and processes), corrupt
+//! entries and objects, unusable (missing, read-only) directories, eviction at the size cap,
+//! and the `oxtensor-cache` command. Each test has its own cache directory, set through the
+//! backend's configuration.
 
 mod common;
 
@@ -245,4 +246,138 @@ fn the_cache_command_shows_and_clears() {
     assert!(run("show").contains("1 entries"), "{}", run("show"));
     assert!(run("clear").contains("removed 1 entries"));
     assert!(run("show").contains("0 entries"));
+}
+
+/// Set in the child processes of [`concurrent_processes_build_once`]: the cache directory.
+const CHILD_CACHE: &str = "OXTENSOR_TEST_CHILD_CACHE";
+
+/// Compiles `graph(40)` into the cache named by [`CHILD_CACHE`], once `go` exists there,
+/// and prints whether it was a cache hit.
+fn child(dir: &Path) {
+    let b = backend_in(dir, None);
+    let (g, v) = graph(40);
+    let go = dir.join("go");
+    let started = std::time::Instant::now();
+    while !go.exists() {
+        assert!(started.elapsed().as_secs() < 60, "never told to go");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (exec, info) = b.compile_graph(&g).expect("compile");
+    check(&exec, &v, 40);
+    println!("oxtensor-child hit={}", info.cache_hit);
+}
+
+#[test]
+fn concurrent_processes_build_once() {
+    if let Some(dir) = std::env::var_os(CHILD_CACHE) {
+        child(Path::new(&dir));
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = std::env::current_exe().expect("test executable");
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args(["--exact", "concurrent_processes_build_once", "--nocapture"])
+                .env(CHILD_CACHE, dir.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn a child")
+        })
+        .collect();
+    // Every child has made its backend (probed the compiler) by now, most likely; they all
+    // start compiling at this signal.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    std::fs::write(dir.path().join("go"), b"").expect("go");
+    let mut hits = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().expect("child");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("oxtensor-child hit="))
+            .unwrap_or_else(|| panic!("no report from the child:\n{stdout}"));
+        hits.push(line == "true");
+    }
+    assert_eq!(
+        hits.iter().filter(|&&h| !h).count(),
+        1,
+        "exactly one process builds: {hits:?}"
+    );
+    let b = backend_in(dir.path(), None);
+    let entries = b.cache().entries().expect("entries");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(b.cache().verify(&entries[0].key));
+    assert_eq!(objects(dir.path()).len(), 1, "one shared drivers' object");
+    let (g, v) = graph(40);
+    let (exec, info) = b.compile_graph(&g).expect("load");
+    assert!(info.cache_hit);
+    check(&exec, &v, 40);
+}
+
+#[test]
+fn read_only_directory_falls_back_with_a_warning() {
+    // `/proc/self` exists and no one, root included, can create files in it.
+    #[cfg(target_os = "linux")]
+    {
+        let b = backend_in(Path::new("/proc/self"), None);
+        let warning = b.cache().warning().expect("a warning");
+        assert!(warning.contains("not usable"), "{warning}");
+        let (g, v) = graph(4);
+        let (exec, info) = b.compile_graph(&g).expect("compile in the fallback");
+        assert!(info.library.is_some_and(|l| l.starts_with(b.cache().dir())));
+        check(&exec, &v, 4);
+    }
+    // A directory without write permission (which root ignores, so only checked when the
+    // permission holds).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ro = dir.path().join("ro");
+        std::fs::create_dir(&ro).expect("dir");
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o500)).expect("chmod");
+        if std::fs::write(ro.join("probe"), b"").is_err() {
+            let b = backend_in(&ro, None);
+            assert!(b.cache().warning().is_some());
+            assert_ne!(b.cache().dir(), ro.as_path());
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+}
+
+/// The shared drivers' objects in the cache at `dir`.
+fn objects(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir.join("objects"))
+        .expect("objects")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "o"))
+        .collect()
+}
+
+#[test]
+fn a_corrupt_drivers_object_is_rebuilt_and_clear_removes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = backend_in(dir.path(), None);
+    b.compile_graph(&graph(50).0).expect("compile");
+    let object = objects(dir.path()).pop().expect("the drivers' object");
+    let bytes = std::fs::read(&object).expect("read");
+    replace(&object, &bytes[..bytes.len() / 2]);
+    let (g, v) = graph(51);
+    let (exec, info) = b
+        .compile_graph(&g)
+        .expect("compile with a truncated object");
+    assert!(!info.cache_hit);
+    check(&exec, &v, 51);
+    let key = object.file_stem().and_then(|s| s.to_str()).expect("key");
+    assert!(b.cache().cached_object(key).is_some(), "rebuilt whole");
+    b.cache().clear().expect("clear");
+    assert!(objects(dir.path()).is_empty());
+    assert!(b.cache().entries().expect("entries").is_empty());
 }

@@ -1,11 +1,13 @@
-//! The C functions of one kernel: an elementwise loop (`ox_kN`) or a reduction (`ox_rN`),
-//! both walking a merged strided space prepared on the Rust side (see `crate::walk`).
+//! The C of one kernel: the block loop of an elementwise program, the combining functions of
+//! a reduction's monoid, and the exported entry points `ox_kN` and `ox_rN`, which hand those
+//! to the shared drivers of [`super::driver`].
 //!
-//! Both share one inner structure: the space is walked run by run along its innermost
-//! dimension, each run in blocks of `OX_BLK` elements. In a block, every operand is a
-//! unit-stride pointer: the data itself when its innermost stride is 1, a buffer filled with
-//! its value when the stride is 0 (broadcast), or a buffer gathered from its strided elements.
-//! The block loop, over plain `restrict` pointers, is what GCC vectorises.
+//! The drivers walk the strided space run by run along its innermost dimension, each run in
+//! blocks of `OX_BLK` elements, and give a block function unit-stride pointers: the data
+//! itself when its innermost stride is 1, a buffer filled with its value when the stride is 0
+//! (broadcast), or a buffer gathered from its strided elements. The block loop, over plain
+//! unit-stride pointers, is what GCC vectorises; it is all the per-kernel code there is. The
+//! monoids are compiled once into shared objects; a kernel's unit only declares its monoid.
 
 use super::program::Program;
 use super::scalar::ctype;
@@ -13,20 +15,40 @@ use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;
 use std::fmt::Write;
 
-/// `static inline int32_t NAME(int64_t n, <outs>, <ins>)`: the program over one block.
-/// `outs` are the output pointers' C types and names.
-fn block_fn(name: &str, p: &Program, outs: &[(String, String)]) -> String {
+/// The block function `ox_blk{name}` of `p`, with the `ox_blk_t` signature of the drivers:
+///
+/// ```c
+/// int32_t ox_blkN(int64_t n, void *const *o, const void *const *a);
+/// ```
+///
+/// computes `n` elements of each output `o[m]` (of the program's output dtypes) from the
+/// unit-stride inputs `a[k]`, and returns non-zero if some element is an error. The loop is in
+/// `ox_bodyN`. An output may be exactly an input (the same address and element size: written
+/// in place), which is well defined here: each iteration reads its elements before writing
+/// them and touches no other iteration's. So the pointers are not `restrict`, and
+/// `#pragma GCC ivdep` (no dependence between iterations, true in that case too) lets GCC
+/// vectorise the loop without run-time alias checks. The drivers route any other overlap
+/// through a scratch buffer.
+pub(crate) fn block(name: &str, p: &Program) -> String {
     let mut params = vec!["int64_t n".to_string()];
-    for (ty, o) in outs {
-        params.push(format!("{ty} *restrict {o}"));
+    let mut args = vec!["n".to_string()];
+    for (m, (_, d)) in p.outputs.iter().enumerate() {
+        let t = ctype(*d);
+        params.push(format!("{t} *o{m}"));
+        args.push(format!("({t} *)o[{m}]"));
     }
-    for (i, &d) in p.inputs.iter().enumerate() {
-        params.push(format!("const {} *restrict a{i}", ctype(d)));
+    for (k, &d) in p.inputs.iter().enumerate() {
+        let t = ctype(d);
+        params.push(format!("const {t} *a{k}"));
+        args.push(format!("(const {t} *)a[{k}]"));
     }
-    let mut s = format!("static inline int32_t {name}({}) {{\n", params.join(", "));
-    s.push_str("  int32_t bad = 0;\n  for (int64_t j = 0; j < n; j++) {\n");
-    for (i, &d) in p.inputs.iter().enumerate() {
-        let _ = writeln!(s, "    const {} x{i} = a{i}[j];", ctype(d));
+    let mut s = format!(
+        "static inline int32_t ox_body{name}({}) {{\n",
+        params.join(", ")
+    );
+    s.push_str("  int32_t bad = 0;\n#pragma GCC ivdep\n  for (int64_t j = 0; j < n; j++) {\n");
+    for (k, &d) in p.inputs.iter().enumerate() {
+        let _ = writeln!(s, "    const {} x{k} = a{k}[j];", ctype(d));
     }
     for st in &p.stmts {
         let _ = writeln!(s, "    {st}");
@@ -34,48 +56,30 @@ fn block_fn(name: &str, p: &Program, outs: &[(String, String)]) -> String {
     for e in &p.errors {
         let _ = writeln!(s, "    bad |= {e};");
     }
-    for ((_, o), (v, _)) in outs.iter().zip(&p.outputs) {
-        let _ = writeln!(s, "    {o}[j] = {v};");
+    for (m, (v, _)) in p.outputs.iter().enumerate() {
+        let _ = writeln!(s, "    o{m}[j] = {v};");
     }
     s.push_str("  }\n  return bad;\n}\n");
+    let _ = writeln!(
+        s,
+        "static int32_t ox_blk{name}(int64_t n, void *const *o, const void *const *a) {{\n\
+         \x20 return ox_body{name}({});\n}}",
+        args.join(", ")
+    );
     s
 }
 
-/// Declarations of the typed base pointers `bK` and block buffers `bufK` of the operands.
-fn operand_decls(inputs: &[DType], s: &mut String) {
-    for (k, &d) in inputs.iter().enumerate() {
-        let t = ctype(d);
-        let _ = writeln!(s, "  const {t} *b{k} = (const {t} *)inp[{k}];");
-        let _ = writeln!(s, "  {t} buf{k}[OX_BLK];");
+/// A C array of the element sizes of `dtypes` (one `0` when empty: C has no empty arrays).
+fn sizes(dtypes: impl Iterator<Item = DType>) -> String {
+    let v: Vec<String> = dtypes.map(|d| d.size().to_string()).collect();
+    if v.is_empty() {
+        "0".to_string()
+    } else {
+        v.join(", ")
     }
 }
 
-/// Fills the buffers of operands whose innermost stride `sK` is 0 with their value at `OFF[k]`
-/// (once per run of `run` elements).
-fn fill_broadcast(inputs: &[DType], off: &str, s: &mut String, indent: &str) {
-    for k in 0..inputs.len() {
-        let _ = writeln!(
-            s,
-            "{indent}if (s{k} == 0) {{ const int64_t c = run < OX_BLK ? run : OX_BLK; \
-             for (int64_t j = 0; j < c; j++) buf{k}[j] = b{k}[{off}[{k}]]; }}"
-        );
-    }
-}
-
-/// Points `pK` at block `[s, s + n)` of each operand's run (gathering strided ones).
-fn block_pointers(inputs: &[DType], off: &str, s: &mut String, indent: &str) {
-    for (k, &d) in inputs.iter().enumerate() {
-        let t = ctype(d);
-        let _ = writeln!(
-            s,
-            "{indent}const {t} *p{k} = s{k} == 1 ? b{k} + {off}[{k}] + s : buf{k};\n\
-             {indent}if (s{k} != 0 && s{k} != 1) for (int64_t j = 0; j < n; j++) \
-             buf{k}[j] = b{k}[{off}[{k}] + (s + j) * s{k}];"
-        );
-    }
-}
-
-/// The elementwise kernel `ox_k{id}`:
+/// The elementwise kernel `ox_k{id}`, running block function `ox_blk{blk}` of `p`:
 ///
 /// ```c
 /// int32_t ox_kN(int64_t start, int64_t end, int32_t ndim, const int64_t *dims,
@@ -84,56 +88,24 @@ fn block_pointers(inputs: &[DType], off: &str, s: &mut String, indent: &str) {
 ///
 /// computes flat output positions `[start, end)` of a walk of extents `dims` (`ndim` ≥ 1);
 /// operand `k` starts at `inp[k]` with element strides `istr[k * ndim + d]`; outputs are
-/// contiguous. Returns non-zero if some element is an error.
-pub(crate) fn elemwise(id: usize, p: &Program) -> String {
-    let n_in = p.inputs.len();
-    let outs: Vec<(String, String)> = p
-        .outputs
-        .iter()
-        .enumerate()
-        .map(|(m, (_, d))| (ctype(*d).to_string(), format!("o{m}")))
-        .collect();
-    let mut s = block_fn(&format!("ox_blk{id}"), p, &outs);
-    let _ = writeln!(
-        s,
-        "OX_EXPORT int32_t ox_k{id}(int64_t start, int64_t end, int32_t ndim, \
-         const int64_t *dims, const void *const *inp, const int64_t *istr, void *const *outp) {{"
-    );
-    s.push_str("  if (ndim < 1 || ndim > OX_MAXDIM) return -1;\n");
-    for (ty, o) in &outs {
-        let m = &o[1..];
-        let _ = writeln!(s, "  {ty} *{o} = ({ty} *)outp[{m}];");
-    }
-    operand_decls(&p.inputs, &mut s);
-    let _ = writeln!(
-        s,
-        "  int64_t idx[OX_MAXDIM], off[{}];\n  ox_start(start, ndim, dims, idx);",
-        n_in.max(1)
-    );
-    let _ = writeln!(
-        s,
-        "  for (int32_t k = 0; k < {n_in}; k++) off[k] = ox_offset(ndim, idx, istr + k * ndim);"
-    );
-    s.push_str("  int32_t bad = 0;\n  const int64_t inner = dims[ndim - 1];\n");
-    s.push_str("  for (int64_t i = start; i < end;) {\n");
-    s.push_str("    int64_t run = inner - idx[ndim - 1];\n    if (run > end - i) run = end - i;\n");
-    for k in 0..n_in {
-        let _ = writeln!(s, "    const int64_t s{k} = istr[{k} * ndim + ndim - 1];");
-    }
-    fill_broadcast(&p.inputs, "off", &mut s, "    ");
-    s.push_str("    for (int64_t s = 0; s < run; s += OX_BLK) {\n");
-    s.push_str("      const int64_t n = run - s < OX_BLK ? run - s : OX_BLK;\n");
-    block_pointers(&p.inputs, "off", &mut s, "      ");
-    let mut args = vec!["n".to_string()];
-    args.extend(outs.iter().map(|(_, o)| format!("{o} + i + s")));
-    args.extend((0..n_in).map(|k| format!("p{k}")));
-    let _ = writeln!(s, "      bad |= ox_blk{id}({});", args.join(", "));
-    s.push_str("    }\n");
-    let _ = writeln!(
-        s,
-        "    i += run;\n    ox_advance(run, ndim, dims, idx, {n_in}, off, istr);\n  }}\n  return bad;\n}}"
-    );
-    s
+/// contiguous, and may be the memory of an input read with the outputs' layout (written in
+/// place). Returns non-zero if some element is an error.
+///
+/// A kernel that can fail (`p.errors`) tells the driver so: an output written in place then
+/// goes through a scratch buffer, so that the failing block's inputs stay as they were.
+pub(crate) fn elemwise(id: usize, blk: usize, p: &Program) -> String {
+    format!(
+        "static const uint8_t ox_isz{id}[] = {{{}}}, ox_osz{id}[] = {{{}}};\n\
+         OX_EXPORT int32_t ox_k{id}(int64_t start, int64_t end, int32_t ndim, \
+         const int64_t *dims, const void *const *inp, const int64_t *istr, void *const *outp) {{\n\
+         \x20 return ox_map(ox_blk{blk}, {}, {}, ox_isz{id}, {}, ox_osz{id}, start, end, ndim, \
+         dims, inp, istr, outp);\n}}\n",
+        sizes(p.inputs.iter().copied()),
+        sizes(p.outputs.iter().map(|o| o.1)),
+        i32::from(!p.errors.is_empty()),
+        p.inputs.len(),
+        p.outputs.len(),
+    )
 }
 
 /// How a reduction accumulates: accumulator type, identity, the C for folding one value in
@@ -212,7 +184,153 @@ fn extremes(v: DType) -> (String, String) {
 /// Lanes of a leaf: independent accumulators (two AVX-512 vectors of `f64`).
 const LANES: usize = 16;
 
-/// The reduction kernel `ox_r{id}`:
+/// The C name of the monoid of `op` over values of dtype `v` (`sum_f64`, `max_i32`, …).
+pub(crate) fn monoid_name(op: ReduceOp, v: DType) -> String {
+    format!("{}_{}", format!("{op:?}").to_lowercase(), short(v))
+}
+
+/// A dtype's short name, as in C identifiers.
+fn short(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "b",
+        DType::I8 => "i8",
+        DType::I16 => "i16",
+        DType::I32 => "i32",
+        DType::I64 => "i64",
+        DType::U8 => "u8",
+        DType::U16 => "u16",
+        DType::U32 => "u32",
+        DType::U64 => "u64",
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+    }
+}
+
+/// The field of the C union `ox_acc` holding a value of C type `t`.
+fn acc_field(t: &str) -> &'static str {
+    match t {
+        "double" => "f64",
+        "float" => "f32",
+        "uint64_t" => "u64",
+        "int64_t" => "i64",
+        "uint32_t" => "u32",
+        "int32_t" => "i32",
+        "uint16_t" => "u16",
+        "int16_t" => "i16",
+        "int8_t" => "i8",
+        _ => "u8",
+    }
+}
+
+/// A function over typed `restrict` arrays (`ox_{name}_`) and its untyped twin (`ox_{name}`),
+/// whose address a driver calls.
+fn typed(name: &str, params: &[(String, &str)], body: &str) -> String {
+    let typed: Vec<String> = params.iter().map(|(t, p)| format!("{t} {p}")).collect();
+    let untyped: Vec<String> = params
+        .iter()
+        .map(|(t, p)| {
+            if t.contains('*') {
+                let constness = if t.starts_with("const") { "const " } else { "" };
+                format!("{constness}void *{p}")
+            } else {
+                format!("{t} {p}")
+            }
+        })
+        .collect();
+    let casts: Vec<String> = params
+        .iter()
+        .map(|(t, p)| {
+            if t.contains('*') {
+                format!("({}){p}", t.replace("restrict", "").trim_end())
+            } else {
+                (*p).to_string()
+            }
+        })
+        .collect();
+    format!(
+        "static inline void ox_{name}_({}) {{\n{body}}}\n\
+         static void ox_{name}({}) {{ ox_{name}_({}); }}\n",
+        typed.join(", "),
+        untyped.join(", "),
+        casts.join(", ")
+    )
+}
+
+/// The definition of the monoid `ox_mon_{name}` of `op` over values of dtype `v` (see
+/// [`monoid_name`]): the `ox_monoid` every reduction with this op and dtype uses, compiled once
+/// into a shared object. Leaves keep [`LANES`] independent accumulators, combined pairwise.
+pub(crate) fn monoid_def(op: ReduceOp, v: DType) -> String {
+    let name = monoid_name(op, v);
+    let m = monoid(op, v);
+    let (acc, vt, ot) = (m.acc, ctype(v), ctype(op.output_dtype(v)));
+    let mut s = format!(
+        "static inline {acc} ox_push_{name}1({acc} a, {vt} x) {{ return {}; }}\n\
+         static inline {acc} ox_comb_{name}1({acc} a, {acc} b) {{ return {}; }}\n",
+        m.push, m.comb
+    );
+    let leaf = format!(
+        "  {acc} l[{LANES}];\n\
+         \x20 for (int q = 0; q < {LANES}; q++) l[q] = {ident};\n\
+         \x20 int64_t j = 0;\n\
+         \x20 for (; j + {LANES} <= n; j += {LANES})\n\
+         \x20   for (int q = 0; q < {LANES}; q++) l[q] = ox_push_{name}1(l[q], v[j + q]);\n\
+         \x20 {acc} last = {ident};\n\
+         \x20 for (; j < n; j++) last = ox_push_{name}1(last, v[j]);\n\
+         \x20 for (int w = {LANES} / 2; w >= 1; w /= 2)\n\
+         \x20   for (int q = 0; q < w; q++) l[q] = ox_comb_{name}1(l[q], l[q + w]);\n\
+         \x20 *r = ox_comb_{name}1(l[0], last);\n",
+        ident = m.ident
+    );
+    let n = ("int64_t".to_string(), "n");
+    let cv = format!("const {vt} *restrict");
+    let ca = format!("const {acc} *restrict");
+    let a = format!("{acc} *restrict");
+    s.push_str(&typed(
+        &format!("leaf_{name}"),
+        &[n.clone(), (cv.clone(), "v"), (a.clone(), "r")],
+        &leaf,
+    ));
+    s.push_str(&typed(
+        &format!("push_{name}"),
+        &[n.clone(), (cv, "v"), (a.clone(), "a")],
+        &format!("  for (int64_t j = 0; j < n; j++) a[j] = ox_push_{name}1(a[j], v[j]);\n"),
+    ));
+    s.push_str(&typed(
+        &format!("comb_{name}"),
+        &[n.clone(), (ca.clone(), "b"), (a, "a")],
+        &format!("  for (int64_t j = 0; j < n; j++) a[j] = ox_comb_{name}1(b[j], a[j]);\n"),
+    ));
+    let fin = if acc == ot {
+        "0".to_string()
+    } else {
+        s.push_str(&typed(
+            &format!("fin_{name}"),
+            &[n, (ca, "a"), (format!("{ot} *restrict"), "out")],
+            &format!(
+                "  for (int64_t j = 0; j < n; j++) {{ const {acc} r = a[j]; out[j] = {}; }}\n",
+                m.fin
+            ),
+        ));
+        format!("ox_fin_{name}")
+    };
+    let _ = writeln!(
+        s,
+        "OX_HIDDEN const ox_monoid ox_mon_{name} = {{ sizeof({vt}), sizeof({acc}), sizeof({ot}), \
+         {{ .{field} = {ident} }}, ox_leaf_{name}, ox_push_{name}, ox_comb_{name}, {fin} }};",
+        field = acc_field(acc),
+        ident = m.ident
+    );
+    s
+}
+
+/// The declaration of the monoid `ox_mon_{name}`, for the units that use it.
+pub(crate) fn monoid_decl(name: &str) -> String {
+    format!("OX_HIDDEN extern const ox_monoid ox_mon_{name};\n")
+}
+
+/// The reduction kernel `ox_r{id}`, reducing with monoid `ox_mon_{monoid}` the values of
+/// operand 0 (`vals` is `None`) or of block function `ox_blk{vals}` over the operands (a fused
+/// producer), whose dtypes are `inputs`:
 ///
 /// ```c
 /// int32_t ox_rN(int64_t ostart, int64_t oend, int32_t nk, const int64_t *kdims,
@@ -222,160 +340,21 @@ const LANES: usize = 16;
 ///
 /// computes outputs `[ostart, oend)` (C order over the kept extents `kdims`), each reducing
 /// the space `rdims`; operand `k` has kept strides `kstr[k * nk + d]` and reduced strides
-/// `rstr[k * nr + d]`. The value reduced is operand 0 itself (`fused` is `None`) or the
-/// fused program's output. With `cols`, consecutive outputs are reduced together, whole rows
+/// `rstr[k * nr + d]`. With `cols`, consecutive outputs are reduced together, whole rows
 /// at a time (every operand's innermost kept stride is 0 or 1); otherwise each output reduces
 /// its own elements, run by run. Sums and products are pairwise over blocks of `OX_BLK`
 /// elements (rows: leaves of 16 lanes) or of `OX_LEAF_ROWS` rows (columns).
-pub(crate) fn reduce(id: usize, op: ReduceOp, input: DType, fused: Option<&Program>) -> String {
-    let inputs: Vec<DType> = fused.map_or_else(|| vec![input], |p| p.inputs.clone());
-    let n_in = inputs.len();
-    let v = fused.and_then(|p| p.outputs.first()).map_or(input, |o| o.1);
-    let vt = ctype(v);
-    let m = monoid(op, v);
-    let acc = m.acc;
-    let mut s = String::new();
-    if let Some(p) = fused {
-        s.push_str(&block_fn(
-            &format!("ox_val{id}"),
-            p,
-            &[(vt.to_string(), "v".to_string())],
-        ));
-    }
-    let _ = writeln!(
-        s,
-        "static inline {acc} ox_push{id}({acc} a, {vt} x) {{ return {}; }}\n\
-         static inline {acc} ox_comb{id}({acc} a, {acc} b) {{ return {}; }}",
-        m.push, m.comb
-    );
-    let _ = writeln!(
-        s,
-        "static inline {acc} ox_leaf{id}(int64_t n, const {vt} *restrict v) {{\n\
-         \x20 {acc} l[{LANES}];\n\
-         \x20 for (int q = 0; q < {LANES}; q++) l[q] = {ident};\n\
-         \x20 int64_t j = 0;\n\
-         \x20 for (; j + {LANES} <= n; j += {LANES})\n\
-         \x20   for (int q = 0; q < {LANES}; q++) l[q] = ox_push{id}(l[q], v[j + q]);\n\
-         \x20 {acc} last = {ident};\n\
-         \x20 for (; j < n; j++) last = ox_push{id}(last, v[j]);\n\
-         \x20 for (int w = {LANES} / 2; w >= 1; w /= 2)\n\
-         \x20   for (int q = 0; q < w; q++) l[q] = ox_comb{id}(l[q], l[q + w]);\n\
-         \x20 return ox_comb{id}(l[0], last);\n}}",
-        ident = m.ident
-    );
-    let ot = ctype(op.output_dtype(v));
-    let _ = writeln!(
-        s,
-        "OX_EXPORT int32_t ox_r{id}(int64_t ostart, int64_t oend, int32_t nk, \
+pub(crate) fn reduce(id: usize, monoid: &str, inputs: &[DType], vals: Option<usize>) -> String {
+    let vals = vals.map_or_else(|| "0".to_string(), |b| format!("ox_blk{b}"));
+    format!(
+        "static const uint8_t ox_isz{id}[] = {{{}}};\n\
+         static const ox_red ox_red{id} = {{ &ox_mon_{monoid}, {}, ox_isz{id}, {vals} }};\n\
+         OX_EXPORT int32_t ox_r{id}(int64_t ostart, int64_t oend, int32_t nk, \
          const int64_t *kdims, int32_t nr, const int64_t *rdims, const void *const *inp, \
-         const int64_t *kstr, const int64_t *rstr, int32_t cols, void *outp) {{"
-    );
-    s.push_str("  if (nk < 1 || nk > OX_MAXDIM || nr < 1 || nr > OX_MAXDIM) return -1;\n");
-    let _ = writeln!(s, "  {ot} *out = ({ot} *)outp;");
-    operand_decls(&inputs, &mut s);
-    if fused.is_some() {
-        let _ = writeln!(s, "  {vt} vals[OX_BLK];");
-    }
-    let _ = writeln!(
-        s,
-        "  int64_t kidx[OX_MAXDIM], ridx[OX_MAXDIM], koff[{n}], roff[{n}];\n\
-         \x20 int32_t bad = 0;\n\
-         \x20 int64_t rtotal = 1;\n\
-         \x20 for (int32_t d = 0; d < nr; d++) rtotal *= rdims[d];\n\
-         \x20 ox_start(ostart, nk, kdims, kidx);\n\
-         \x20 for (int32_t k = 0; k < {n_in}; k++) koff[k] = ox_offset(nk, kidx, kstr + k * nk);",
-        n = n_in
-    );
-    // The values of one block: `v` points at `n` of them.
-    let values = |s: &mut String, indent: &str| {
-        if fused.is_some() {
-            let ps: Vec<String> = (0..n_in).map(|k| format!("p{k}")).collect();
-            let _ = writeln!(
-                s,
-                "{indent}bad |= ox_val{id}(n, vals, {});\n{indent}const {vt} *v = vals;",
-                ps.join(", ")
-            );
-        } else {
-            let _ = writeln!(s, "{indent}const {vt} *v = p0;");
-        }
-    };
-
-    // Rows: each output walks its reduced space run by run.
-    s.push_str("  if (!cols) {\n    const int64_t run = rdims[nr - 1];\n");
-    for k in 0..n_in {
-        let _ = writeln!(s, "    const int64_t s{k} = rstr[{k} * nr + nr - 1];");
-    }
-    s.push_str("    for (int64_t o = ostart; o < oend; o++) {\n");
-    let _ = writeln!(
-        s,
-        "      {acc} stack[64];\n      int sp = 0;\n      uint64_t cnt = 0;\n\
-         \x20     for (int32_t d = 0; d < nr; d++) ridx[d] = 0;\n\
-         \x20     for (int32_t k = 0; k < {n_in}; k++) roff[k] = koff[k];"
-    );
-    s.push_str("      for (int64_t i = 0; i < rtotal; i += run) {\n");
-    fill_broadcast(&inputs, "roff", &mut s, "        ");
-    s.push_str("        for (int64_t s = 0; s < run; s += OX_BLK) {\n");
-    s.push_str("          const int64_t n = run - s < OX_BLK ? run - s : OX_BLK;\n");
-    block_pointers(&inputs, "roff", &mut s, "          ");
-    values(&mut s, "          ");
-    let _ = writeln!(
-        s,
-        "          {acc} leaf = ox_leaf{id}(n, v);\n\
-         \x20         for (uint64_t c = cnt++; c & 1; c >>= 1) leaf = ox_comb{id}(stack[--sp], leaf);\n\
-         \x20         stack[sp++] = leaf;\n        }}\n\
-         \x20       ox_advance(run, nr, rdims, ridx, {n_in}, roff, rstr);\n      }}\n\
-         \x20     {acc} r = {ident};\n\
-         \x20     if (sp > 0) {{ r = stack[sp - 1]; for (int q = sp - 2; q >= 0; q--) r = ox_comb{id}(stack[q], r); }}\n\
-         \x20     out[o] = {fin};\n\
-         \x20     ox_advance(1, nk, kdims, kidx, {n_in}, koff, kstr);\n    }}\n    return bad;\n  }}",
-        ident = m.ident,
-        fin = m.fin
-    );
-
-    // Columns: blocks of consecutive outputs accumulate whole rows elementwise.
-    let _ = writeln!(
-        s,
-        "  {acc} leafv[OX_CBLK], cst[48][OX_CBLK];\n\
-         \x20 const int64_t kin = kdims[nk - 1];"
-    );
-    for k in 0..n_in {
-        let _ = writeln!(s, "  const int64_t s{k} = kstr[{k} * nk + nk - 1];");
-    }
-    s.push_str("  for (int64_t o = ostart; o < oend;) {\n");
-    s.push_str(
-        "    int64_t n = kin - kidx[nk - 1];\n    if (n > oend - o) n = oend - o;\n    \
-         if (n > OX_CBLK) n = OX_CBLK;\n    const int64_t s = 0, run = n;\n    (void)s;\n",
-    );
-    let _ = writeln!(
-        s,
-        "    int csp = 0, rows = 0;\n    uint64_t ccnt = 0;\n\
-         \x20   for (int64_t j = 0; j < n; j++) leafv[j] = {ident};\n\
-         \x20   for (int32_t d = 0; d < nr; d++) ridx[d] = 0;\n\
-         \x20   for (int32_t k = 0; k < {n_in}; k++) roff[k] = koff[k];\n\
-         \x20   for (int64_t r = 0; r < rtotal; r++) {{",
-        ident = m.ident
-    );
-    fill_broadcast(&inputs, "roff", &mut s, "      ");
-    block_pointers(&inputs, "roff", &mut s, "      ");
-    values(&mut s, "      ");
-    let _ = writeln!(
-        s,
-        "      for (int64_t j = 0; j < n; j++) leafv[j] = ox_push{id}(leafv[j], v[j]);\n\
-         \x20     if (++rows == OX_LEAF_ROWS || r + 1 == rtotal) {{\n\
-         \x20       for (uint64_t c = ccnt++; c & 1; c >>= 1) {{\n\
-         \x20         csp--;\n\
-         \x20         for (int64_t j = 0; j < n; j++) leafv[j] = ox_comb{id}(cst[csp][j], leafv[j]);\n\
-         \x20       }}\n\
-         \x20       for (int64_t j = 0; j < n; j++) {{ cst[csp][j] = leafv[j]; leafv[j] = {ident}; }}\n\
-         \x20       csp++;\n        rows = 0;\n      }}\n\
-         \x20     ox_advance(1, nr, rdims, ridx, {n_in}, roff, rstr);\n    }}\n\
-         \x20   for (int64_t j = 0; j < n; j++) {{\n\
-         \x20     {acc} r = cst[csp - 1][j];\n\
-         \x20     for (int q = csp - 2; q >= 0; q--) r = ox_comb{id}(cst[q][j], r);\n\
-         \x20     out[o + j] = {fin};\n    }}\n\
-         \x20   o += n;\n    ox_advance(n, nk, kdims, kidx, {n_in}, koff, kstr);\n  }}\n  return bad;\n}}",
-        ident = m.ident,
-        fin = m.fin
-    );
-    s
+         const int64_t *kstr, const int64_t *rstr, int32_t cols, void *outp) {{\n\
+         \x20 return ox_reduce(&ox_red{id}, ostart, oend, nk, kdims, nr, rdims, inp, kstr, rstr, \
+         cols, outp);\n}}\n",
+        sizes(inputs.iter().copied()),
+        inputs.len(),
+    )
 }

@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 /// The body of an elementwise loop: inputs are read into `x0, x1, …` (of the input dtypes),
 /// each statement defines `t0, t1, …`, and the outputs are C expressions of their dtypes.
+#[derive(PartialEq)]
 pub(crate) struct Program {
     /// The dtype of each input value.
     pub inputs: Vec<DType>,
