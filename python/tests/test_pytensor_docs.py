@@ -2,7 +2,6 @@
 (``import oxtensor as pytensor``, ``import oxtensor.tensor as pt``)."""
 
 import numpy as np
-import pytest
 
 import oxtensor as pytensor
 import oxtensor.tensor as pt
@@ -203,10 +202,7 @@ def test_logistic_regression_example_unsaturated():
 
 
 def test_logistic_regression_example():
-    D, w0, b0, w, b, predict, steps = _logistic_regression(1.0)
-    if np.isnan(w).any():
-        # With the documentation's data the sigmoid saturates (p_1 == 1.0 exactly), so
-        # log(1 - p_1) is -inf and its naive gradient NaN. PyTensor gets finite numbers from
-        # its stabilize rewrites (1/(1+exp(-z)) -> sigmoid, log(1 - sigmoid) -> -softplus).
-        pytest.xfail("needs the stabilize rewrites in the compile pipeline")
+    # With the documentation's data the sigmoid saturates (p_1 == 1.0 exactly): the naive
+    # log(1 - p_1) is -inf and its gradient NaN unless the stabilize rewrites turn
+    # 1/(1+exp(-z)) into sigmoid(z) and log(1 - sigmoid(z)) into -softplus(z), as PyTensor's do.
     _check_logistic_regression(scale=1.0)

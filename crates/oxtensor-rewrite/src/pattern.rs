@@ -169,3 +169,32 @@ pub fn keep_dims(r: &Var, axes: &[usize], ndim: usize) -> Option<Var> {
 pub fn same_shape(a: &Var, b: &Var) -> bool {
     a.ty().shape == b.ty().shape
 }
+
+/// `-t` in the form canonicalization gives it: `-(-x)` is `x`, `-(a - b)` is `b - a`,
+/// `-((-a) - b)` is `b + a`, a negated constant is a constant, anything else is `neg(t)`.
+/// Rules that build a negated argument (`1 - sigmoid(x) → sigmoid(-x)`) use it, so that two
+/// rules negating the same variable build the same (interned) node, and [`is_negation`] can
+/// recognise the pair. `None` for dtypes without an exact negation.
+pub fn negated(t: &Var) -> Option<Var> {
+    if !negatable(t.dtype()) {
+        return None;
+    }
+    if let Some(x) = unary(t, ScalarOp::Neg) {
+        return Some(x.clone());
+    }
+    if let Some((a, b)) = binary(t, ScalarOp::Sub) {
+        return match unary(a, ScalarOp::Neg) {
+            Some(p) => build::add(b, p).ok(),
+            None => build::sub(b, a).ok(),
+        };
+    }
+    if t.constant_value().is_some() {
+        return neg_const(t);
+    }
+    build::neg(t).ok()
+}
+
+/// True when `a` is `-b` or `b` is `-a` in the forms [`negated`] builds.
+pub fn is_negation(a: &Var, b: &Var) -> bool {
+    negated(a).as_ref() == Some(b) || negated(b).as_ref() == Some(a)
+}

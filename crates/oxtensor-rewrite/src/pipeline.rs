@@ -1,7 +1,10 @@
 //! The pass pipeline and the selection of rules by tags (what a mode's optimizer is).
 
 use crate::driver::{Limits, PassStats, apply_rules};
-use crate::rules::{ALGEBRA, FOLD, LAYOUT, SHAPE, SPECIALIZE, STABILIZE, USELESS, fuse};
+use crate::rules::{
+    ALGEBRA, FOLD, LAYOUT, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE, USELESS,
+    fuse,
+};
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
 use std::borrow::Cow;
@@ -32,13 +35,15 @@ pub struct Pass {
 /// | pass | tags | rule sets |
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
-/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, layout, shape |
-/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize |
-/// | `specialize` | `fast_run` | constant_folding, useless, specialize |
+/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape |
+/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products |
+/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
 /// A rule's tags are the pass's tags and name, its set's name, its own name and its own tags:
-/// `nan_unsafe` (`x * 0`, `x - x`) and `shape_unsafe` (shapes read from inputs). Fusion runs
+/// `nan_unsafe` (`x * 0`, `x - x`, cancelling `x / x`) and `shape_unsafe` (shapes read from
+/// inputs, allocations assumed to match). `products` runs in `canonicalize` and again in
+/// `stabilize`, where the `sigmoid` rules create factors that cancel. Fusion runs
 /// last, so the nodes it freezes into Composites are already rewritten.
 pub const PIPELINE: &[Pass] = &[
     Pass {
@@ -50,19 +55,19 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "canonicalize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, ALGEBRA, LAYOUT, SHAPE],
+        rule_sets: &[FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE],
         graph_pass: None,
     },
     Pass {
         name: "stabilize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, STABILIZE],
+        rule_sets: &[FOLD, USELESS, STABILIZE, SIGMOID, PRODUCTS],
         graph_pass: None,
     },
     Pass {
         name: "specialize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, SPECIALIZE],
+        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK],
         graph_pass: None,
     },
     Pass {

@@ -235,3 +235,261 @@ fn fused_graph_is_a_function_graph_fixpoint() {
     let g: &FunctionGraph = f.graph();
     assert_eq!(again.outputs(), g.outputs());
 }
+
+/// log(1 + e^t), exact in f64 at every argument.
+fn softplus(t: f64) -> f64 {
+    t.max(0.0) + (-t.abs()).exp().ln_1p()
+}
+
+/// The logistic function, exact in f64 at every argument.
+fn logistic(t: f64) -> f64 {
+    if t >= 0.0 {
+        1.0 / (1.0 + (-t).exp())
+    } else {
+        t.exp() / (1.0 + t.exp())
+    }
+}
+
+/// `x @ w` for a row-major `n × k` matrix.
+fn matvec(x: &[f64], w: &[f64]) -> Vec<f64> {
+    x.chunks(w.len())
+        .map(|row| row.iter().zip(w).map(|(a, b)| a * b).sum())
+        .collect()
+}
+
+/// `xᵀ @ v` for a row-major `n × k` matrix.
+fn matvec_t(x: &[f64], v: &[f64], k: usize) -> Vec<f64> {
+    let mut out = vec![0.0; k];
+    for (row, vi) in x.chunks(k).zip(v) {
+        for (o, a) in out.iter_mut().zip(row) {
+            *o += a * vi;
+        }
+    }
+    out
+}
+
+#[track_caller]
+fn assert_near(got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            g.is_finite() && (g - w).abs() <= tol * (1.0 + w.abs()),
+            "got {got:?}\nwant {want:?}"
+        );
+    }
+}
+
+#[test]
+fn naive_logistic_regression_has_finite_correct_values_and_gradients() {
+    // PyTensor's documentation example: p_1 = 1 / (1 + exp(-dot(x, w) - b)), on data that
+    // saturates the sigmoid (|x·w| up to ~1000).
+    let x = matrix("x", DType::F64);
+    let y = oxtensor::vector("y", DType::F64);
+    let w = oxtensor::vector("w", DType::F64);
+    let b = oxtensor::scalar("b", DType::F64);
+    let z = oxtensor::ops::dot(&x, &w).unwrap();
+    let p1 = 1.0 / (1.0 + (-&z - &b).exp());
+    let xent = -&y * p1.log() - (1.0 - &y) * (1.0 - &p1).log();
+    let cost = xent.mean(None) + 0.01 * (&w * &w).sum(None);
+    let g = oxtensor::grad_vars(&cost, &[w.clone(), b.clone()]).unwrap();
+    let inputs = [x.clone(), y.clone(), w.clone(), b.clone()];
+    let outputs = [xent, cost, g[0].clone(), g[1].clone()];
+    let (n, k) = (6, 3);
+    let xs: Vec<f64> = pseudo_random(n * k, 11).iter().map(|v| 300.0 * v).collect();
+    let ys = [1.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+    let ws = [1.5, -1.0, 2.0];
+    let bs = 0.3;
+    let args = [
+        Tensor::from_slice(&xs, &[n, k]).unwrap(),
+        Tensor::from_slice(&ys, &[n]).unwrap(),
+        Tensor::from_slice(&ws, &[k]).unwrap(),
+        Tensor::scalar(bs),
+    ];
+    // The stable references.
+    let zs: Vec<f64> = matvec(&xs, &ws).iter().map(|v| v + bs).collect();
+    assert!(zs.iter().any(|v| v.abs() > 700.0), "{zs:?}");
+    let want_xent: Vec<f64> = zs
+        .iter()
+        .zip(&ys)
+        .map(|(z, y)| y * softplus(-z) + (1.0 - y) * softplus(*z))
+        .collect();
+    let want_cost =
+        want_xent.iter().sum::<f64>() / n as f64 + 0.01 * ws.iter().map(|v| v * v).sum::<f64>();
+    let resid: Vec<f64> = zs
+        .iter()
+        .zip(&ys)
+        .map(|(z, y)| (logistic(*z) - y) / n as f64)
+        .collect();
+    let want_gw: Vec<f64> = matvec_t(&xs, &resid, k)
+        .iter()
+        .zip(&ws)
+        .map(|(g, w)| g + 0.02 * w)
+        .collect();
+    let want_gb = resid.iter().sum::<f64>();
+    for mode in [Mode::FAST_RUN, Mode::new("py", "fast_run").unwrap()] {
+        let f = compile(&inputs, &outputs, mode);
+        let got = f.call(&args).unwrap();
+        let text = f.dprint(Default::default());
+        assert_near(&got[0].to_vec_as::<f64>(), &want_xent, 1e-12);
+        assert_near(&got[1].to_vec_as::<f64>(), &[want_cost], 1e-12);
+        assert_near(&got[2].to_vec_as::<f64>(), &want_gw, 1e-12);
+        assert_near(&got[3].to_vec_as::<f64>(), &[want_gb], 1e-12);
+        assert!(!text.contains("exp("), "the naive form is left:\n{text}");
+    }
+    // Without the stabilization the gradient is NaN.
+    let naive = compile(&inputs, &outputs, Mode::FAST_RUN.excluding(&["stabilize"]));
+    let got = naive.call(&args).unwrap();
+    assert!(got[2].to_vec_as::<f64>().iter().any(|v| v.is_nan()));
+}
+
+#[test]
+fn logistic_regression_gradient_graph_is_clean() {
+    // p = sigmoid(X w); nll = -mean(y log p + (1 - y) log(1 - p)); [nll, grad(nll, w)]
+    let w = oxtensor::vector("w", DType::F64);
+    let x = matrix("X", DType::F64);
+    let y = oxtensor::vector("y", DType::F64);
+    let p = oxtensor::ops::dot(&x, &w).unwrap().sigmoid();
+    let nll = -(&y * &p.log() + (1.0 - &y) * (1.0 - &p).log()).mean(None);
+    let g = oxtensor::grad_vars(&nll, std::slice::from_ref(&w)).unwrap();
+    let inputs = [w.clone(), x.clone(), y.clone()];
+    let f = compile(&inputs, &[nll, g[0].clone()], Mode::FAST_RUN);
+    let text = f.dprint(Default::default());
+    let nodes = f.graph().toposort();
+    let count =
+        |pred: &dyn Fn(&Op) -> bool| nodes.iter().filter(|n| n.op().is_some_and(pred)).count();
+    // No allocation, the two products (X·w and Xᵀ·v, a matrix-vector product), and one
+    // Composite computing the per-example loss and the gradient's vector in one pass, sigmoid
+    // included.
+    assert_eq!(count(&|o| matches!(o, Op::Alloc { .. })), 0, "{text}");
+    assert_eq!(count(&|o| matches!(o, Op::MatMul)), 2, "{text}");
+    let vector_composites: Vec<_> = nodes
+        .iter()
+        .filter(|n| matches!(n.op(), Some(Op::Composite(_))) && n.types()[0].ndim() == 1)
+        .collect();
+    assert_eq!(vector_composites.len(), 1, "{text}");
+    assert_eq!(vector_composites[0].types().len(), 2, "{text}");
+    assert!(
+        !nodes.iter().any(|n| n.types().iter().any(|t| t.ndim() == 2)
+            && matches!(n.op(), Some(Op::DimShuffle { order }) if order.contains(&None))),
+        "{text}"
+    );
+    assert!(text.contains("sigmoid"), "{text}");
+    // Values: nll and Xᵀ(sigmoid(Xw) - y)/n, also at saturating |Xw| ~ 1000.
+    let (n, k) = (7, 4);
+    for scale in [1.0, 400.0] {
+        let xs: Vec<f64> = pseudo_random(n * k, 12).iter().map(|v| scale * v).collect();
+        let ys = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0];
+        let ws = [0.7, -1.2, 0.4, 1.1];
+        let got = f
+            .call(&[
+                Tensor::from_slice(&ws, &[k]).unwrap(),
+                Tensor::from_slice(&xs, &[n, k]).unwrap(),
+                Tensor::from_slice(&ys, &[n]).unwrap(),
+            ])
+            .unwrap();
+        let zs = matvec(&xs, &ws);
+        let nll: f64 = zs
+            .iter()
+            .zip(&ys)
+            .map(|(z, y)| y * softplus(-z) + (1.0 - y) * softplus(*z))
+            .sum::<f64>()
+            / n as f64;
+        let resid: Vec<f64> = zs
+            .iter()
+            .zip(&ys)
+            .map(|(z, y)| (logistic(*z) - y) / n as f64)
+            .collect();
+        assert_near(&got[0].to_vec_as::<f64>(), &[nll], 1e-12);
+        assert_near(&got[1].to_vec_as::<f64>(), &matvec_t(&xs, &resid, k), 1e-12);
+    }
+}
+
+#[test]
+fn sibling_groups_are_one_composite_with_several_outputs() {
+    let x = matrix("x", DType::F64);
+    let y = matrix("y", DType::F64);
+    let outs = [x.exp() * &y, (x.sin() + &y).tanh()];
+    let args = [
+        Tensor::from_slice(&pseudo_random(40 * 30, 21), &[40, 30]).unwrap(),
+        Tensor::from_slice(&pseudo_random(40 * 30, 22), &[40, 30]).unwrap(),
+    ];
+    let f = check(&[x, y], &outs, &args);
+    let ops = ops(&f);
+    assert_eq!(ops.len(), 1, "{}", f.dprint(Default::default()));
+    let node = &f.graph().toposort()[0];
+    assert!(matches!(node.op(), Some(Op::Composite(_))));
+    assert_eq!(node.types().len(), 2);
+}
+
+/// Standard normal pseudo-random numbers (Box–Muller over [`pseudo_random`]).
+fn normal(n: usize, seed: u64) -> Vec<f64> {
+    let u = pseudo_random(2 * n, seed);
+    u.chunks(2)
+        .map(|p| {
+            let (a, b) = ((p[0] + 2.0) / 4.0, (p[1] + 2.0) / 4.0);
+            (-2.0 * (1.0 - a).ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+        })
+        .collect()
+}
+
+#[test]
+fn documentation_logistic_regression_trains_like_numpy_on_saturating_data() {
+    // python/tests/test_pytensor_docs.py::test_logistic_regression_example, in Rust: 50 steps
+    // of gradient descent with shared w, b and updates, on unscaled data (|x·w| ~ 30–100, the
+    // sigmoid saturates), against NumPy's loop with the closed-form gradient.
+    let (n, feats, steps) = (400, 784, 50);
+    let xs = normal(n * feats, 31);
+    let ys: Vec<f64> = pseudo_random(n, 32)
+        .iter()
+        .map(|v| if *v > 0.0 { 1.0 } else { 0.0 })
+        .collect();
+    let w0 = normal(feats, 33);
+    let x = matrix("x", DType::F64);
+    let y = oxtensor::vector("y", DType::F64);
+    let w = oxtensor::shared(Tensor::from_slice(&w0, &[feats]).unwrap(), Some("w"));
+    let b = oxtensor::shared(Tensor::scalar(0.0), Some("b"));
+    let p1 = 1.0 / (1.0 + (-oxtensor::ops::dot(&x, &w).unwrap() - &b).exp());
+    let prediction = oxtensor::ops::gt(&p1, &oxtensor::ops::scalar_constant(0.5.into())).unwrap();
+    let xent = -&y * p1.log() - (1.0 - &y) * (1.0 - &p1).log();
+    let cost = xent.mean(None) + 0.01 * w.powf(2.0).sum(None);
+    let g = oxtensor::grad_vars(&cost, &[w.clone(), b.clone()]).unwrap();
+    let train = function(&[x.clone(), y.clone()], &[prediction, xent])
+        .updates(&[
+            (w.clone(), &w - &(0.1 * &g[0])),
+            (b.clone(), &b - &(0.1 * &g[1])),
+        ])
+        .build()
+        .unwrap();
+    let args = [
+        Tensor::from_slice(&xs, &[n, feats]).unwrap(),
+        Tensor::from_slice(&ys, &[n]).unwrap(),
+    ];
+    for _ in 0..steps {
+        let out = train.call(&args).unwrap();
+        assert!(out[1].to_vec_as::<f64>().iter().all(|v| v.is_finite()));
+    }
+    // NumPy's loop: p_1 = 1 / (1 + exp(-(x @ w) - b)); g = (p_1 - y) / n.
+    let (mut wr, mut br) = (w0.clone(), 0.0);
+    for _ in 0..steps {
+        let g: Vec<f64> = matvec(&xs, &wr)
+            .iter()
+            .zip(&ys)
+            .map(|(z, y)| (1.0 / (1.0 + (-z - br).exp()) - y) / n as f64)
+            .collect();
+        let gw = matvec_t(&xs, &g, feats);
+        let gb: f64 = g.iter().sum();
+        for (wi, gi) in wr.iter_mut().zip(&gw) {
+            *wi -= 0.1 * (gi + 0.02 * *wi);
+        }
+        br -= 0.1 * gb;
+    }
+    let got_w = oxtensor::get_value(&w).unwrap().to_vec_as::<f64>();
+    let got_b = oxtensor::get_value(&b).unwrap().item::<f64>().unwrap();
+    for (g, r) in got_w.iter().zip(&wr) {
+        assert!((g - r).abs() <= 1e-12 + 1e-8 * r.abs(), "{g} vs {r}");
+    }
+    assert!(
+        (got_b - br).abs() <= 1e-12 + 1e-8 * br.abs(),
+        "{got_b} vs {br}"
+    );
+}

@@ -4,8 +4,8 @@
 //!
 //! Unlike the rule sets, fusion is a whole-graph pass: it needs every node's users, and it runs
 //! in time linear in the graph (one topological sort, one backward pass assigning groups, one
-//! forward pass rebuilding). It runs last, after `specialize`, so the nodes it freezes into
-//! inner graphs are already in their final (canonical, stabilized, specialized) form: inner
+//! pass merging them with path searches of bounded size, one forward pass rebuilding). It runs
+//! last, after `specialize`, so the nodes it freezes into inner graphs are already in their final (canonical, stabilized, specialized) form: inner
 //! graphs are rewritten consistently with outer ones because they are made of rewritten nodes.
 //!
 //! # Groups
@@ -19,14 +19,29 @@
 //!   so no value is recomputed per element of a broadcast dimension. Inputs of the group may
 //!   still broadcast: a Composite broadcasts its inputs as `Elemwise` does.
 //!
-//! Otherwise, when one of its users is in a group with the same broadcast pattern, it joins
-//! that group as an *extra output* of the Composite (its value is computed once, in the same
-//! pass, and its other users read it from the Composite), provided none of those other users
-//! leads back into the group (which would make a cycle; the search is bounded, and gives up by
-//! not exporting). Otherwise it starts a group of its own. A group of one `Elemwise` node stays
-//! that node. Groups are rebuilt in an order of their own (an exported value may be read by a
-//! node that came before the group's root); if that order ever found a cycle, the pass would
-//! run again without extra outputs.
+//! Otherwise it starts a group of its own.
+//!
+//! # Merging groups
+//!
+//! Then groups of one broadcast pattern are merged into one group when they
+//!
+//! * read the same variable, whose broadcast pattern is theirs (siblings such as `exp(x)` and
+//!   `sin(x)`: the merged Composite reads `x` once, and the variable proves that both groups'
+//!   values have the same extents, so one loop computes both), or
+//! * one reads a value of the other (a value with users in two groups, or with a user that is
+//!   not elementwise, is computed once, in the same pass, and no longer goes through memory);
+//!
+//! and no path through other nodes leads from one to the other, which would make the merged
+//! unit its own predecessor (the search is bounded, and gives up by not merging). Constants are
+//! not shared reads. A group whose only value read outside it feeds only a reduction is not
+//! merged with a sibling it merely shares inputs with: the backends run such a pair as one pass
+//! that never stores the group's value, which a second output of its Composite would force
+//! them to. (Groups that pass values to each other are merged anyway: those values would be
+//! stored otherwise.) Array-valued groups are merged before scalar ones. A merged group's
+//! Composite has an output for each of its values that is read outside it or is a graph
+//! output. A group of one `Elemwise` node stays that node. Groups are rebuilt in an order of
+//! their own (a group's values may be read by nodes that came before its last member); if that
+//! order ever found a cycle, the pass would run again without merging.
 //!
 //! # Inner graphs
 //!
@@ -87,7 +102,7 @@ impl Graph {
 }
 
 /// Assigns each fusable node to a group (see [`Groups`]).
-fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
+fn assign_groups(g: &Graph, outputs: &[Var], merge: bool) -> Groups {
     let n = g.order.len();
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, node) in g.order.iter().enumerate() {
@@ -103,7 +118,6 @@ fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
     let mut group = vec![NONE; n];
     let mut members: Vec<Vec<usize>> = Vec::new();
     let mut pattern: Vec<Vec<bool>> = Vec::new();
-    let mut exported = vec![false; n];
     for i in (0..n).rev() {
         let node = &g.order[i];
         if !fusable(node) {
@@ -119,32 +133,6 @@ fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
             }
             _ => None,
         };
-        // Otherwise it may join the group of one of its users as an extra output of the
-        // Composite, computed once in the same pass, when its other users (outside the group)
-        // do not feed back into the group.
-        let joined = joined.or_else(|| {
-            if !export {
-                return None;
-            }
-            let mut tried: Vec<usize> = Vec::new();
-            for &u in &users[i] {
-                let gid = group[u];
-                if gid == NONE || tried.contains(&gid) || pattern[gid] != bp {
-                    continue;
-                }
-                tried.push(gid);
-                let outside: Vec<usize> = users[i]
-                    .iter()
-                    .copied()
-                    .filter(|&c| group[c] != gid)
-                    .collect();
-                if !reaches_group(&users, &group, &members, &outside, gid, members[gid][0]) {
-                    exported[i] = true;
-                    return Some(gid);
-                }
-            }
-            None
-        });
         let gid = joined.unwrap_or_else(|| {
             members.push(Vec::new());
             pattern.push(bp);
@@ -156,6 +144,20 @@ fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
     for m in &mut members {
         m.reverse();
     }
+    if merge {
+        merge_groups(g, &users, &mut group, &mut members, &pattern, &is_output);
+    }
+    // A member is an output of its Composite when something outside the group reads it.
+    let exported = g
+        .order
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            group[i] != NONE
+                && (is_output.contains(&Var::output_of(node, 0))
+                    || users[i].iter().any(|&u| group[u] != group[i]))
+        })
+        .collect();
     Groups {
         group,
         members,
@@ -163,34 +165,147 @@ fn assign_groups(g: &Graph, outputs: &[Var], export: bool) -> Groups {
     }
 }
 
-/// How many nodes a cycle check may visit before it gives up (and the node is not exported).
+/// Merges groups of one broadcast pattern that read the same variable (of that pattern, so
+/// with the same extents as both groups' values) or that read one another's values, into one
+/// group whose Composite has several outputs, unless a path through other nodes joins them
+/// (merging would then make a cycle).
+fn merge_groups(
+    g: &Graph,
+    users: &[Vec<usize>],
+    group: &mut [usize],
+    members: &mut [Vec<usize>],
+    pattern: &[Vec<bool>],
+    outputs: &FxHashSet<&Var>,
+) {
+    // Pairs of nodes of two groups to merge, in the order they are found, and whether a value
+    // flows between them (else they share an input).
+    let mut pairs: Vec<(usize, usize, bool)> = Vec::new();
+    let mut first_reader: FxHashMap<Var, usize> = FxHashMap::default();
+    for (i, node) in g.order.iter().enumerate() {
+        let gi = group[i];
+        if gi == NONE {
+            continue;
+        }
+        for v in node.inputs() {
+            match g.producer(v).map(|p| (p, group[p])) {
+                Some((_, gp)) if gp == gi => {}
+                Some((p, gp)) if gp != NONE => {
+                    if pattern[gp] == pattern[gi] {
+                        pairs.push((p, i, true));
+                    }
+                }
+                _ => {
+                    let shared = !is_constant_input(v) && broadcast_pattern(v.ty()) == pattern[gi];
+                    if shared {
+                        let first = *first_reader.entry(v.clone()).or_insert(i);
+                        if first != i {
+                            pairs.push((first, i, false));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Array-valued groups first: merging them saves passes over memory, merging scalar groups
+    // saves little, and an early scalar merge could join two array groups through a path.
+    pairs.sort_by_key(|&(p, _, _)| std::cmp::Reverse(pattern[group[p]].len()));
+    for (p, i, direct) in pairs {
+        let (a, b) = (group[p], group[i]);
+        let reduced = |gid: usize| feeds_a_reduction(g, users, group, &members[gid], outputs);
+        if a == b
+            || (!direct && (reduced(a) || reduced(b)))
+            || joined_through_others(users, group, members, a, b)
+        {
+            continue;
+        }
+        let moved = std::mem::take(&mut members[b]);
+        for &m in &moved {
+            group[m] = a;
+        }
+        members[a].extend(moved);
+        members[a].sort_unstable();
+    }
+}
+
+/// True when the group of `members` has one value read outside it, not a graph output, read
+/// only by a `Reduce` (which the backends fuse with the group's Composite).
+fn feeds_a_reduction(
+    g: &Graph,
+    users: &[Vec<usize>],
+    group: &[usize],
+    members: &[usize],
+    outputs: &FxHashSet<&Var>,
+) -> bool {
+    let Some(&gid) = members.first().map(|&m| &group[m]) else {
+        return false;
+    };
+    let mut read_outside = members.iter().filter(|&&m| {
+        outputs.contains(&Var::output_of(&g.order[m], 0))
+            || users[m].iter().any(|&u| group[u] != gid)
+    });
+    match (read_outside.next(), read_outside.next()) {
+        (Some(&m), None) => {
+            !outputs.contains(&Var::output_of(&g.order[m], 0))
+                && matches!(users[m].as_slice(), [u] if matches!(g.order[*u].op(), Some(Op::Reduce { .. })))
+        }
+        _ => false,
+    }
+}
+
+/// True for a constant (possibly behind rank-padding dimshuffles): it is no shared read.
+fn is_constant_input(v: &Var) -> bool {
+    match dimshuffle(v) {
+        Some((_, inner)) => is_constant_input(inner),
+        None => v.constant_value().is_some(),
+    }
+}
+
+/// True when a path of users through nodes of neither group leads from group `a` to group `b`
+/// or back (or when the search exceeds its budget).
+fn joined_through_others(
+    users: &[Vec<usize>],
+    group: &[usize],
+    members: &[Vec<usize>],
+    a: usize,
+    b: usize,
+) -> bool {
+    let leaves = |from: usize, to: usize| -> Vec<usize> {
+        members[from]
+            .iter()
+            .flat_map(|&m| users[m].iter().copied())
+            .filter(|&u| group[u] != from && group[u] != to)
+            .collect()
+    };
+    reaches_group(users, group, members, &leaves(a, b), b)
+        || reaches_group(users, group, members, &leaves(b, a), a)
+}
+
+/// How many nodes a cycle check may visit before it gives up (and the groups are not merged).
 const REACH_BUDGET: usize = 1_000;
 
-/// True when a path of users leads from one of `from` to a member of group `gid` (whose last
-/// member in topological order is `last`), or when the search exceeds its budget.
+/// True when a path of users leads from one of `from` to a member of group `gid`, or when the
+/// search exceeds its budget. A group is rebuilt as one node, so reaching one of its members
+/// reaches what any of them feeds. (No pruning by position: a group's members may lie far
+/// apart in the order, so a late node can lead back to an early one through its group.)
 fn reaches_group(
     users: &[Vec<usize>],
     group: &[usize],
     members: &[Vec<usize>],
     from: &[usize],
     gid: usize,
-    last: usize,
 ) -> bool {
     let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut expanded: FxHashSet<usize> = FxHashSet::default();
     let mut stack: Vec<usize> = from.to_vec();
     while let Some(c) = stack.pop() {
-        if c > last || !seen.insert(c) {
+        if !seen.insert(c) {
             continue;
         }
-        if group[c] == gid {
-            return true;
-        }
-        if seen.len() > REACH_BUDGET {
+        if group[c] == gid || seen.len() > REACH_BUDGET {
             return true;
         }
         stack.extend(users[c].iter().copied());
-        // A group is rebuilt as one node: what any of its members feeds is reached too.
-        if group[c] != NONE {
+        if group[c] != NONE && expanded.insert(group[c]) {
             stack.extend(members[group[c]].iter().copied());
         }
     }
@@ -413,14 +528,14 @@ pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let order = toposort(outputs);
     let index = order.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
     let graph = Graph { order, index };
-    // With extra outputs first; should the units ever form a cycle, without them.
+    // With merged groups first; should the units ever form a cycle, without merging.
     let mut rebuild = None;
-    for export in [true, false] {
+    for merge in [true, false] {
         let Groups {
             group,
             members,
             exported,
-        } = assign_groups(&graph, outputs, export);
+        } = assign_groups(&graph, outputs, merge);
         let mut r = Rebuild {
             g: &graph,
             group,
@@ -429,13 +544,13 @@ pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
             memo: FxHashMap::default(),
             fused: 0,
         };
-        if r.run()? || !export {
+        if r.run()? || !merge {
             rebuild = Some(r);
             break;
         }
     }
     let Some(rebuild) = rebuild else {
-        unreachable!("the pass without extra outputs always completes")
+        unreachable!("the pass without merged groups always completes")
     };
     let new_outputs: Vec<Var> = outputs.iter().map(|o| rebuild.new_var(o)).collect();
     let mut hits = IndexMap::new();

@@ -1,10 +1,19 @@
-//! Layout and reduction normal forms (`canonicalize`).
+//! Layout and reduction normal forms (`canonicalize`), and elementwise work at the lowest rank
+//! (`specialize`).
 //!
-//! Dimshuffles are *lifted*: `dimshuffle(f(x, y))` becomes `f(dimshuffle(x), dimshuffle(y))`,
-//! moving them toward the graph's inputs (PyTensor's direction). There they compose with each
-//! other and with the rank padding of the builders, cancel (a double transpose), or land on
-//! constants and fold; elementwise ops end up adjacent, which is what fusion wants. Nothing
-//! sinks a dimshuffle, so the rule cannot cycle.
+//! Dimshuffles are *lifted* in `canonicalize`: `dimshuffle(f(x, y))` becomes
+//! `f(dimshuffle(x), dimshuffle(y))`, moving them toward the graph's inputs (PyTensor's
+//! direction). There they compose with each other and with the rank padding of the builders,
+//! cancel (a double transpose), or land on constants and fold; elementwise ops end up adjacent,
+//! and the other passes match their patterns across what used to be a dimshuffle.
+//!
+//! In `specialize`, once no pattern needs them there any more, dimshuffles that only insert
+//! broadcast axes are moved back out of elementwise ops, `f(dimshuffle(x), dimshuffle(y)) →
+//! dimshuffle(f(x, y))` (set `lower_rank`): the op then runs at the rank of its data, and an
+//! elementwise chain whose parts were padded separately (the gradient of a matrix-vector
+//! product pads the vector to a column) becomes one chain at one rank, which fusion turns into
+//! one Composite. A padded matrix product whose padding is dropped again is a matrix-vector
+//! product. The two directions run in different passes, so no pass can cycle.
 //!
 //! Nested reductions of one kind become one reduction, and casts through a dtype that holds
 //! every value exactly become one cast.
@@ -85,6 +94,75 @@ fn reshape_reshape(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
     };
     Var::apply1(op.clone(), &[x.clone(), s2.clone()]).ok()
 }
+
+/// True when `order` only inserts broadcast axes into a rank-`n` input, keeping its axes in
+/// their order.
+fn expands(order: &[Option<usize>], n: usize) -> bool {
+    order.len() > n && order.iter().flatten().copied().eq(0..n)
+}
+
+/// `x`, every extent of which is a static 1, as a tensor of rank `ndim`.
+fn scalar_at_rank(x: &Var, ndim: usize) -> Option<Var> {
+    if x.ty().shape.iter().any(|&d| d != Some(1)) {
+        return None;
+    }
+    build::dimshuffle(x, &vec![None; ndim]).ok()
+}
+
+// f(dimshuffle(x, o), dimshuffle(y, o), c) → dimshuffle(f(x, y, c), o)   (o only inserts broadcast axes; c broadcasts like a scalar)
+fn dimshuffle_sink(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (Op::Elemwise(s), inputs) = v.owner()? else {
+        return None;
+    };
+    let (order, _) = inputs
+        .iter()
+        .filter_map(dimshuffle)
+        .filter(|(o, x)| expands(o, x.ndim()))
+        .max_by_key(|(_, x)| x.ndim())?;
+    let rank = order.iter().flatten().count();
+    let lowered = inputs
+        .iter()
+        .map(|x| match dimshuffle(x) {
+            Some((o, y)) if o == order => Some(y.clone()),
+            _ => scalar_at_rank(x, rank),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    build::dimshuffle(&apply(*s, &lowered)?, order).ok()
+}
+
+// dimshuffle(matmul(a, dimshuffle(x, [0, x])), [0]) → matmul(a, x),  dimshuffle(matmul(dimshuffle(x, [x, 0]), b), [1]) → matmul(x, b)
+fn matvec(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (order, m) = dimshuffle(v)?;
+    let (Op::MatMul, [a, b]) = m.owner()? else {
+        return None;
+    };
+    if m.ndim() != 2 || a.ndim() != 2 || b.ndim() != 2 {
+        return None;
+    }
+    match order {
+        [Some(0)] => match dimshuffle(b)? {
+            ([Some(0), None], x) => build::matmul(a, x).ok(),
+            _ => None,
+        },
+        [Some(1)] => match dimshuffle(a)? {
+            ([None, Some(0)], x) => build::matmul(x, b).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The rules that move elementwise work to the lowest rank (run in `specialize`, after
+/// `canonicalize` lifted dimshuffles toward the inputs; the two directions never meet in one
+/// pass).
+pub const LOWER_RANK_RULES: &[Rule] = &[
+    Rule::new(
+        "dimshuffle_sink",
+        Root::Op(OpKind::Elemwise),
+        dimshuffle_sink,
+    ),
+    Rule::new("matvec", Root::Op(OpKind::DimShuffle), matvec),
+];
 
 /// The layout and reduction rules.
 pub const RULES: &[Rule] = &[

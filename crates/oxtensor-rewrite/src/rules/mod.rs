@@ -7,7 +7,9 @@ mod algebra;
 mod fold;
 mod fusion;
 mod layout;
+mod products;
 mod shape;
+mod sigmoid;
 mod specialize;
 mod stabilize;
 mod useless;
@@ -43,6 +45,20 @@ pub const LAYOUT: RuleSet = RuleSet {
     rules: layout::RULES,
 };
 
+/// Products and quotients: common factors of numerators and denominators cancelled, and
+/// factors distributed over a sum when that cancels divisions (`((a/x + b/y)·x·y) → a·y + b·x`).
+pub const PRODUCTS: RuleSet = RuleSet {
+    name: "products",
+    rules: products::RULES,
+};
+
+/// Elementwise work at the lowest rank: broadcast-only dimshuffles moved out of elementwise
+/// ops, padded matrix products made matrix-vector products.
+pub const LOWER_RANK: RuleSet = RuleSet {
+    name: "lower_rank",
+    rules: layout::LOWER_RANK_RULES,
+};
+
 /// Shapes from input shapes: `shape(f(x))` and `shape_i(f(x))` without computing `f(x)`.
 pub const SHAPE: RuleSet = RuleSet {
     name: "shape",
@@ -53,6 +69,13 @@ pub const SHAPE: RuleSet = RuleSet {
 pub const STABILIZE: RuleSet = RuleSet {
     name: "stabilize",
     rules: stabilize::RULES,
+};
+
+/// The logistic function written with `exp`: `1/(1 + exp(-x))`, `exp(x)/(1 + exp(x))` and
+/// the forms their gradients take become `sigmoid`.
+pub const SIGMOID: RuleSet = RuleSet {
+    name: "sigmoid",
+    rules: sigmoid::RULES,
 };
 
 /// Specialization: small powers, inverse pairs, dot products.

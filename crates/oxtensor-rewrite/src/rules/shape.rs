@@ -1,10 +1,13 @@
-//! Shape rules (`canonicalize`, tagged `shape_unsafe`): the extents of an op's output computed
-//! from the extents of its inputs, so that a graph asking only for `shape(f(x, y))` no longer
-//! needs `f(x, y)` itself.
+//! Shape rules (`canonicalize`): the extents of an op's output computed from the extents of
+//! its inputs, so that a graph asking only for `shape(f(x, y))` no longer needs `f(x, y)`
+//! itself; and allocations that an elementwise op would broadcast anyway.
 //!
-//! They are `shape_unsafe` as in PyTensor: once `shape(x + y)` reads `shape(x)`, the run-time
+//! Most are `shape_unsafe` as in PyTensor: once `shape(x + y)` reads `shape(x)`, the run-time
 //! check that `x` and `y` broadcast together is gone if nothing else computes `x + y`. A mode
-//! that must keep such errors excludes the tag.
+//! that must keep such errors excludes the tag. `alloc_elemwise` is not: it only drops an
+//! allocation whose extents are known to be those of another input of the same elementwise op
+//! (the gradient of `mean(y·…)` allocates `1/n` to `shape(y)` and multiplies it by `y`), so the
+//! op's own check still compares them; `alloc_elemwise_assumed` drops it whatever its extents.
 
 use crate::rule::{OpKind, Root, Rule, RuleCtx};
 use oxtensor_data::{DType, Tensor};
@@ -140,6 +143,58 @@ fn alloc_useless(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
     (value.ty() == v.ty()).then(|| value.clone())
 }
 
+/// True when `x`'s extent `d` is known to equal `dim` at run time: `dim` is `shape_i{d}(x)`,
+/// or the extent computed from `x`'s node's inputs, or the constant of `x`'s static extent.
+fn has_extent(x: &Var, d: usize, dim: &Var) -> bool {
+    if is_own_extent(dim, x, d) {
+        return true;
+    }
+    if let (Some(n), Some(c)) = (x.ty().shape[d], dim.const_int()) {
+        return i64::try_from(n) == Ok(c);
+    }
+    x.owner().is_some() && local_dims(x).is_some_and(|dims| dims.get(d) == Some(dim))
+}
+
+/// `f(…, alloc(c, dims…), …)` with the alloc replaced by `c` (rank-padded), when every extent
+/// the alloc gives that is not a static 1 is also an extent of another input, which then gives
+/// the output its shape: known equal to the alloc's (or assumed equal, when `assume`).
+fn alloc_into_elemwise(v: &Var, assume: bool) -> Option<Var> {
+    let (Op::Elemwise(s), inputs) = v.owner()? else {
+        return None;
+    };
+    for (at, a) in inputs.iter().enumerate() {
+        let Some((Op::Alloc { .. }, [value, dims @ ..])) = a.owner() else {
+            continue;
+        };
+        let given = dims.iter().enumerate().all(|(d, dim)| {
+            a.ty().shape[d] == Some(1)
+                || inputs.iter().enumerate().any(|(k, x)| {
+                    k != at && x.ty().shape[d] != Some(1) && (assume || has_extent(x, d, dim))
+                })
+        });
+        if !given {
+            continue;
+        }
+        let mut new_inputs = inputs.to_vec();
+        new_inputs[at] = build::pad_rank(value, v.ndim()).ok()?;
+        let r = Var::apply1(Op::Elemwise(*s), &new_inputs).ok()?;
+        if crate::type_fits(v, &r) {
+            return Some(r);
+        }
+    }
+    None
+}
+
+// f(alloc(c, shape(y)), y) → f(c, y)   (f elementwise; y's extents are the allocated ones, so c broadcasts)
+fn alloc_elemwise(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    alloc_into_elemwise(v, false)
+}
+
+// f(alloc(c, dims), y) → f(c, y)   (shape_unsafe: assumes y's extents are dims, as PyTensor's local_elemwise_alloc)
+fn alloc_elemwise_assumed(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    alloc_into_elemwise(v, true)
+}
+
 /// The shape rules.
 pub const RULES: &[Rule] = &[
     Rule::new("shape_i_static", Root::Op(OpKind::ShapeI), shape_i_static),
@@ -148,4 +203,11 @@ pub const RULES: &[Rule] = &[
     Rule::new("shape_lift", Root::Op(OpKind::Shape), shape_lift).tagged(&["shape_unsafe"]),
     Rule::new("shape_index", Root::Op(OpKind::Subtensor), shape_index),
     Rule::new("alloc_useless", Root::Op(OpKind::Alloc), alloc_useless),
+    Rule::new("alloc_elemwise", Root::Op(OpKind::Elemwise), alloc_elemwise),
+    Rule::new(
+        "alloc_elemwise_assumed",
+        Root::Op(OpKind::Elemwise),
+        alloc_elemwise_assumed,
+    )
+    .tagged(&["shape_unsafe"]),
 ];

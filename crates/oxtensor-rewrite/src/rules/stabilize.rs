@@ -9,8 +9,8 @@
 //! also match the plain forms, so the pass works without canonicalization too.
 
 use crate::pattern::{
-    apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, nary, reduce_of,
-    reduce_over, scalar_const, scalar_like, unary, without_first,
+    apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, nary, negated,
+    reduce_of, reduce_over, scalar_const, scalar_like, unary, without_first,
 };
 use crate::rule::{Root, Rule, RuleCtx};
 use oxtensor_graph::build;
@@ -75,7 +75,7 @@ fn one_minus_sigmoid(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
         return None;
     }
     let x = unary(s, ScalarOp::Sigmoid)?;
-    let neg_x = build::neg(&cast_to(x, s.dtype())?).ok()?;
+    let neg_x = negated(&cast_to(x, s.dtype())?)?;
     cast_to(&build::sigmoid(&neg_x).ok()?, v.dtype())
 }
 

@@ -4,6 +4,7 @@ use crate::common::*;
 use oxtensor_data::DType;
 use oxtensor_graph::build as b;
 use oxtensor_graph::{Op, ScalarOp, TensorType, Var};
+use oxtensor_rewrite::Optimizer;
 use oxtensor_rewrite::rules::{ALGEBRA, FOLD, LAYOUT, SHAPE, USELESS};
 
 fn canon(v: &Var) -> Var {
@@ -239,4 +240,39 @@ fn shapes_come_from_input_shapes() {
         &canon(&b::shape_i(&r, 0).unwrap()),
         &b::shape_i(&y, 0).unwrap(),
     );
+}
+
+#[test]
+fn an_alloc_an_elementwise_op_broadcasts_anyway_is_dropped() {
+    let (y, z) = (vector("y"), vector("z"));
+    let c = Var::input(Some("c"), TensorType::scalar(DType::F64));
+    let n = b::shape_i(&y, 0).unwrap();
+    let filled = b::alloc(&c, std::slice::from_ref(&n)).unwrap();
+    let padded = b::dimshuffle(&c, &[None]).unwrap();
+    // alloc(c, shape(y)) · y → c · y   (y has the allocated extent)
+    let before = &filled * &y;
+    let after = canon(&before);
+    assert_same(&after, &(&padded * &y));
+    let inputs = [c.clone(), y.clone()];
+    assert_same_values(&inputs, &before, &after, &[&[], &[5]], (-2.0, 2.0), 0.0);
+    // The extent also comes through another elementwise op of y: alloc · (1 - y), without
+    // assuming anything (shape_unsafe rules excluded).
+    let safe = Optimizer::FAST_RUN.excluding(&["shape_unsafe", "fusion"]);
+    let one_minus = 1.0 - &y;
+    let before = &filled * &one_minus;
+    let (_, report) = optimize(std::slice::from_ref(&before), &safe);
+    assert_eq!(report.hits("alloc_elemwise"), 1, "{report}");
+    assert_same(&canon(&before), &canon(&(&padded * &one_minus)));
+    // z's extent is not known to be y's: only the shape_unsafe variant drops the alloc.
+    let before = &filled * &z;
+    let (kept, report) = optimize(std::slice::from_ref(&before), &safe);
+    assert_eq!(report.hits("alloc_elemwise"), 0);
+    assert!(
+        oxtensor_graph::toposort(&kept)
+            .iter()
+            .any(|n| matches!(n.op(), Some(Op::Alloc { .. }))),
+        "{}",
+        show(&kept[0])
+    );
+    assert_same(&canon(&before), &(&padded * &z));
 }

@@ -5,7 +5,9 @@
 mod canonicalize;
 mod common;
 mod driver;
+mod products;
 mod properties;
+mod sigmoid;
 mod specialize;
 mod stabilize;
 mod useless;

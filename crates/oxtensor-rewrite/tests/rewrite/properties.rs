@@ -36,6 +36,10 @@ enum Expr {
     LogSumExp(Box<Expr>),
     /// `log(1 + exp(a)) + (exp(a) - 1) + log(1 - sigmoid(a))`.
     Stabilizable(Box<Expr>),
+    /// `1 / (1 + exp(-a)) + exp(a) / (1 + exp(a))`: the logistic function written by hand.
+    NaiveSigmoid(Box<Expr>),
+    /// `(a/(1 + b²) - b/(2 + a²)) · (1 + b²) · (2 + a²)`: divisions that cancel.
+    Cancel(Box<Expr>, Box<Expr>),
 }
 
 fn build(e: &Expr, x: &Var, y: &Var) -> Var {
@@ -66,6 +70,15 @@ fn build(e: &Expr, x: &Var, y: &Var) -> Var {
             let a = b(a);
             (1.0 + a.exp()).log() + (a.exp() - 1.0) + (1.0 - a.sigmoid()).log()
         }
+        Expr::NaiveSigmoid(a) => {
+            let a = b(a);
+            1.0 / (1.0 + (-&a).exp()) + a.exp() / (1.0 + a.exp())
+        }
+        Expr::Cancel(a, c) => {
+            let (a, c) = (b(a), b(c));
+            let (s, t) = (1.0 + c.sqr(), 2.0 + a.sqr());
+            (&a / &s - &c / &t) * &s * &t
+        }
     }
 }
 
@@ -84,7 +97,9 @@ fn expr() -> impl Strategy<Value = Expr> {
                 .prop_map(|(a, b)| Expr::Sub(Box::new(a), Box::new(b))),
             two.clone()
                 .prop_map(|(a, b)| Expr::Mul(Box::new(a), Box::new(b))),
-            two.prop_map(|(a, b)| Expr::Div(Box::new(a), Box::new(b))),
+            two.clone()
+                .prop_map(|(a, b)| Expr::Div(Box::new(a), Box::new(b))),
+            two.prop_map(|(a, b)| Expr::Cancel(Box::new(a), Box::new(b))),
             inner.clone().prop_map(|a| Expr::Neg(Box::new(a))),
             inner.clone().prop_map(|a| Expr::LogSq(Box::new(a))),
             inner.clone().prop_map(|a| Expr::Sigmoid(Box::new(a))),
@@ -93,7 +108,8 @@ fn expr() -> impl Strategy<Value = Expr> {
             inner.clone().prop_map(|a| Expr::SumBack(Box::new(a))),
             inner.clone().prop_map(|a| Expr::Softmax(Box::new(a))),
             inner.clone().prop_map(|a| Expr::LogSumExp(Box::new(a))),
-            inner.prop_map(|a| Expr::Stabilizable(Box::new(a))),
+            inner.clone().prop_map(|a| Expr::Stabilizable(Box::new(a))),
+            inner.prop_map(|a| Expr::NaiveSigmoid(Box::new(a))),
         ]
     })
 }

@@ -4,7 +4,7 @@ use crate::common::*;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::build as b;
 use oxtensor_graph::{Op, ScalarOp, TensorType, Var};
-use oxtensor_rewrite::rules::{FOLD, SPECIALIZE, USELESS};
+use oxtensor_rewrite::rules::{FOLD, LOWER_RANK, SPECIALIZE, USELESS};
 
 fn specialize(v: &Var) -> Var {
     with_rules(v, &[FOLD, USELESS, SPECIALIZE]).0
@@ -128,4 +128,60 @@ fn constant_subgraphs_fold() {
         folded.constant_value().map(|t| t.shape().to_vec()),
         Some(vec![2, 3])
     );
+}
+
+fn lower(v: &Var) -> Var {
+    with_rules(v, &[FOLD, USELESS, SPECIALIZE, LOWER_RANK]).0
+}
+
+#[test]
+fn broadcast_dimshuffles_move_out_of_elementwise_ops() {
+    let (a, bv) = (vector("a"), vector("b"));
+    let c = Var::input(Some("c"), TensorType::scalar(DType::F64));
+    let col = |v: &Var| b::dimshuffle(v, &[Some(0), None]).unwrap();
+    let cc = b::dimshuffle(&c, &[None, None]).unwrap();
+    // a[:, None] · b[:, None] + c[None, None] → (a · b + c[None])[:, None]
+    let before = &(&col(&a) * &col(&bv)) + &cc;
+    let after = lower(&before);
+    let want = col(&(&(&a * &bv) + &b::dimshuffle(&c, &[None]).unwrap()));
+    assert_same(&after, &want);
+    assert_same_values(
+        &[a.clone(), bv.clone(), c],
+        &before,
+        &after,
+        &[&[5], &[5], &[]],
+        (-2.0, 2.0),
+        0.0,
+    );
+    // A constant goes down to the new rank too: sigmoid(a[:, None] + 1) → sigmoid(a + 1)[:, None].
+    let before = (&col(&a) + 1.0).sigmoid();
+    assert_same(&lower(&before), &col(&lower(&(&a + 1.0).sigmoid())));
+    // A transposition is not a broadcast: left alone.
+    let m = matrix("m");
+    let before = m.t().exp() * m.t();
+    assert_same(&lower(&before), &before);
+    // Dimshuffles of different orders: left alone.
+    let row = b::dimshuffle(&bv, &[None, Some(0)]).unwrap();
+    let before = &col(&a) * &row;
+    assert_same(&lower(&before), &before);
+}
+
+#[test]
+fn a_padded_matrix_product_is_a_matrix_vector_product() {
+    let (m, v) = (matrix("m"), vector("v"));
+    let col = b::dimshuffle(&v, &[Some(0), None]).unwrap();
+    let before = b::dimshuffle(&b::matmul(&m, &col).unwrap(), &[Some(0)]).unwrap();
+    let after = lower(&before);
+    assert_same(&after, &b::matmul(&m, &v).unwrap());
+    assert_same_values(
+        &[m.clone(), v.clone()],
+        &before,
+        &after,
+        &[&[3, 4], &[4]],
+        (-2.0, 2.0),
+        1e-12,
+    );
+    let row = b::dimshuffle(&v, &[None, Some(0)]).unwrap();
+    let before = b::dimshuffle(&b::matmul(&row, &m.t()).unwrap(), &[Some(1)]).unwrap();
+    assert_same(&lower(&before), &b::matmul(&v, &m.t()).unwrap());
 }
