@@ -152,7 +152,7 @@ fn mode_of(spec: &Bound<'_, PyAny>) -> PyResult<oxtensor::Mode> {
 
 /// Compiles a function (the Python `oxtensor.function` normalises PyTensor's arguments first).
 #[pyfunction]
-#[pyo3(signature = (inputs, outputs, single, updates, givens, mode, name, on_unused_input, trust_input, allow_input_downcast, defaults, input_names))]
+#[pyo3(signature = (inputs, outputs, single, updates, givens, mode, name, on_unused_input, trust_input, allow_input_downcast, defaults, input_names, profile = false))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
@@ -168,6 +168,7 @@ fn compile(
     allow_input_downcast: Option<bool>,
     defaults: &Bound<'_, PyAny>,
     input_names: Vec<Option<String>>,
+    profile: bool,
 ) -> PyResult<PyFunction> {
     let ins = vars_list(inputs, "function inputs")?;
     let outs = vars_list(outputs, "function outputs")?;
@@ -181,7 +182,8 @@ fn compile(
         .on_unused_input(policy)
         .trust_input(trust_input)
         .allow_input_downcast(allow_input_downcast.unwrap_or(false))
-        .mode(mode);
+        .mode(mode)
+        .profile(profile);
     if let Some(n) = &name {
         builder = builder.name(n);
     }
@@ -432,6 +434,14 @@ impl PyFunction {
             list.append(output_array(py, t)?)?;
         }
         Ok(list.into_any().unbind())
+    }
+
+    /// The timings (`ProfileStats`) when compiled with `profile=True`, else `None`.
+    #[getter]
+    fn profile(&self) -> Option<crate::profile::PyProfile> {
+        self.f
+            .profile()
+            .map(|_| crate::profile::PyProfile { f: self.f.clone() })
     }
 
     /// Whether argument checks are skipped (settable).

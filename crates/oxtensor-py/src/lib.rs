@@ -22,6 +22,7 @@ pub mod errors;
 pub mod function;
 pub mod gradient;
 pub mod operand;
+pub mod profile;
 pub mod site;
 pub mod var;
 
@@ -32,6 +33,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<var::PyConstant>()?;
     m.add_class::<var::PyShared>()?;
     m.add_class::<function::PyFunction>()?;
+    m.add_class::<profile::PyProfile>()?;
     site::register(m)?;
     convert::register(m)?;
     builders::register(m)?;

@@ -1,3 +1,4 @@
+use crate::profile::{Profile, Recorder};
 use crate::shared::check_value;
 use crate::{Error, Mode};
 use oxtensor_data::{Tensor, result_type};
@@ -8,6 +9,7 @@ use oxtensor_runtime::Executable;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
 
 /// What to do with an input the outputs do not depend on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -46,6 +48,7 @@ pub struct FunctionBuilder {
     allow_input_downcast: bool,
     mode: Mode,
     name: Option<String>,
+    profile: bool,
 }
 
 /// Starts compiling a function from `inputs` to `outputs` (PyTensor's `pytensor.function`).
@@ -60,6 +63,7 @@ pub fn function(inputs: &[Var], outputs: &[Var]) -> FunctionBuilder {
         allow_input_downcast: false,
         mode: Mode::default(),
         name: None,
+        profile: false,
     }
 }
 
@@ -103,6 +107,13 @@ impl FunctionBuilder {
     /// A name used in messages and printing.
     pub fn name(mut self, name: &str) -> Self {
         self.name = Some(name.to_string());
+        self
+    }
+
+    /// Record the time of every call and of every node as it runs ([`Function::profile`]).
+    /// Costs two clock reads per node and call.
+    pub fn profile(mut self, profile: bool) -> Self {
+        self.profile = profile;
         self
     }
 
@@ -166,8 +177,20 @@ impl FunctionBuilder {
         }
         self.check_unused(&all_outputs)?;
         let graph = FunctionGraph::new(self.inputs.clone(), all_outputs)?;
+        let started = Instant::now();
         let (graph, _report) = self.mode.rewrite(&graph)?;
-        let exec = self.mode.backend().compile(&graph)?;
+        let rewritten = Instant::now();
+        let backend = self.mode.backend();
+        let exec = backend.compile(&graph)?;
+        let profile = self.profile.then(|| {
+            Recorder::new(
+                self.name.clone(),
+                backend.name(),
+                rewritten - started,
+                rewritten.elapsed(),
+                exec.schedule(),
+            )
+        });
         Ok(Function {
             inner: Arc::new(Inner {
                 input_types: self.inputs.iter().map(|v| v.ty().clone()).collect(),
@@ -177,6 +200,7 @@ impl FunctionBuilder {
                 graph,
                 name: self.name,
                 allow_input_downcast: self.allow_input_downcast,
+                profile,
             }),
             trust_input: AtomicBool::new(self.trust_input),
         })
@@ -212,6 +236,7 @@ struct Inner {
     graph: FunctionGraph,
     name: Option<String>,
     allow_input_downcast: bool,
+    profile: Option<Recorder>,
 }
 
 /// A compiled function. Cheap to clone; safe to call from several threads.
@@ -232,6 +257,23 @@ impl Clone for Function {
 impl Function {
     /// Calls with positional arguments; returns the outputs.
     pub fn call(&self, args: &[Tensor]) -> Result<Vec<Tensor>, Error> {
+        let Some(profile) = &self.inner.profile else {
+            return self.call_checked(args, None);
+        };
+        let started = Instant::now();
+        let mut times = profile.buffer();
+        let result = self.call_checked(args, Some(&mut times));
+        if result.is_ok() {
+            profile.record(started.elapsed(), &times);
+        }
+        result
+    }
+
+    fn call_checked(
+        &self,
+        args: &[Tensor],
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<Tensor>, Error> {
         let inputs = self.inner.graph.inputs();
         if args.len() != inputs.len() {
             return Err(Error::Arity {
@@ -241,14 +283,14 @@ impl Function {
             });
         }
         if self.trust_input.load(Ordering::Relaxed) {
-            return self.run(args.to_vec());
+            return self.run(args.to_vec(), times);
         }
         let checked = args
             .iter()
             .enumerate()
             .map(|(i, a)| self.check_arg(i, a))
             .collect::<Result<Vec<_>, _>>()?;
-        self.run(checked)
+        self.run(checked, times)
     }
 
     /// Calls with positional arguments followed by arguments named after their inputs.
@@ -346,14 +388,18 @@ impl Function {
         Ok(arg)
     }
 
-    fn run(&self, mut values: Vec<Tensor>) -> Result<Vec<Tensor>, Error> {
+    fn run(
+        &self,
+        mut values: Vec<Tensor>,
+        times: Option<&mut [Duration]>,
+    ) -> Result<Vec<Tensor>, Error> {
         for s in self.inner.graph.shared_inputs() {
             let cell = s
                 .shared_value()
                 .ok_or_else(|| Error::Update(format!("{} lost its value", s.describe())))?;
             values.push(cell.read().unwrap_or_else(PoisonError::into_inner).clone());
         }
-        let mut outs = self.inner.exec.run(&values)?;
+        let mut outs = self.inner.exec.run_timed(&values, times)?;
         let updates = outs.split_off(self.inner.n_outputs);
         for (target, value) in self.inner.update_targets.iter().zip(&updates) {
             check_value(target, value)?;
@@ -389,6 +435,11 @@ impl Function {
     /// Number of user outputs (excluding updates).
     pub fn n_outputs(&self) -> usize {
         self.inner.n_outputs
+    }
+
+    /// The timings so far, when compiled with [`FunctionBuilder::profile`].
+    pub fn profile(&self) -> Option<Profile> {
+        self.inner.profile.as_ref().map(Recorder::snapshot)
     }
 
     /// PyTensor-style `debugprint` of the compiled graph.

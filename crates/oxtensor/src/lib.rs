@@ -21,6 +21,7 @@ mod error;
 mod function;
 pub mod gradient;
 mod mode;
+mod profile;
 mod shared;
 
 pub use constructors::*;
@@ -29,6 +30,7 @@ pub use function::{Function, FunctionBuilder, OnUnusedInput, function};
 pub use gradient::{grad, grad_vars};
 pub use mode::Mode;
 pub use oxtensor_rewrite::{Optimizer, RewriteReport};
+pub use profile::{NodeTime, Profile};
 pub use shared::{get_value, set_value, shared};
 
 pub use oxtensor_data::{DType, Tensor};

@@ -1,28 +1,41 @@
-//! Memory does not grow with graph length: each intermediate is freed after its last use.
-//! (Its own test binary, so the allocator's peak is this test's alone.)
+//! Memory does not grow with graph length: each intermediate is freed after its last use, and
+//! elementwise nodes write into the buffer of an input whose last use they are. (Its own test
+//! binary, so the allocator's counters are these tests' alone; the tests take a lock so they
+//! do not count each other's buffers.)
 
-use oxtensor::{DType, Tensor, function, vector};
+use oxtensor::{DType, Mode, Tensor, Var, function, vector};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Allocations of at least [`BIG`] bytes.
+static BIG_ALLOCS: AtomicUsize = AtomicUsize::new(0);
+const BIG: usize = 1 << 20;
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn count(size: usize) {
+    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+    if size >= BIG {
+        BIG_ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 // SAFETY: forwards every call to the system allocator unchanged; the counters are only
 // statistics and do not affect the memory handed out.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
+        count(layout.size());
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
+        count(layout.size());
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -37,24 +50,85 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-#[test]
-fn a_long_chain_keeps_a_few_buffers_alive() {
-    const N: usize = 1 << 20; // 8 MiB per float64 buffer
-    const OPS: usize = 200;
-    let x = vector("x", DType::F64);
+const N: usize = 1 << 20; // 8 MiB per float64 buffer
+const OPS: usize = 200;
+
+/// A 200-node chain of elementwise ops on `x`.
+fn chain(x: &Var) -> Var {
     let mut y = x.clone();
     for i in 0..OPS {
         y = if i % 2 == 0 { y.sin() } else { &y * 1.0001 };
     }
-    let f = function(std::slice::from_ref(&x), &[y]).build().unwrap();
+    y
+}
+
+/// Runs `f` on an 8 MiB input; returns the peak of live memory above the start, in buffers,
+/// and the number of large allocations.
+fn measure(mode: Mode) -> (f64, usize, Vec<f64>) {
+    let x = vector("x", DType::F64);
+    let f = function(std::slice::from_ref(&x), &[chain(&x)])
+        .mode(mode)
+        .build()
+        .unwrap();
     let input = Tensor::from_slice(&vec![0.5f64; N], &[N]).unwrap();
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
+    BIG_ALLOCS.store(0, Ordering::Relaxed);
     let out = f.call(std::slice::from_ref(&input)).unwrap();
-    let peak_buffers = (PEAK.load(Ordering::Relaxed) - base) as f64 / (N * 8) as f64;
-    assert!(
-        peak_buffers < 4.0,
-        "peak {peak_buffers:.1} buffers for a {OPS}-op chain"
-    );
+    let peak = (PEAK.load(Ordering::Relaxed) - base) as f64 / (N * 8) as f64;
+    let allocs = BIG_ALLOCS.load(Ordering::Relaxed);
     assert_eq!(out[0].numel(), N);
+    assert_eq!(
+        input.to_vec::<f64>().unwrap()[..3],
+        [0.5; 3],
+        "the input was overwritten"
+    );
+    (peak, allocs, out[0].to_vec::<f64>().unwrap()[..3].to_vec())
+}
+
+#[test]
+fn a_long_fused_chain_keeps_a_few_buffers_alive() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (peak, _, _) = measure(Mode::default());
+    assert!(peak < 4.0, "peak {peak:.1} buffers for a {OPS}-op chain");
+}
+
+#[test]
+fn an_unfused_chain_runs_in_place_on_every_backend() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let unfused = |name: &str| Mode::by_name(name).unwrap().excluding(&["fusion"]);
+    let (peak, allocs, native) = measure(unfused("FAST_RUN"));
+    // The first node allocates its output (it may not overwrite the caller's input); every
+    // later node overwrites its input's buffer.
+    assert!(
+        peak < 2.5,
+        "native: peak {peak:.1} buffers for a {OPS}-op chain"
+    );
+    assert!(
+        allocs <= 2,
+        "native: {allocs} large allocations for a {OPS}-op chain"
+    );
+    let (peak, allocs, interp) = measure(unfused("interp"));
+    assert!(
+        peak < 2.5,
+        "interp: peak {peak:.1} buffers for a {OPS}-op chain"
+    );
+    assert!(
+        allocs <= 2,
+        "interp: {allocs} large allocations for a {OPS}-op chain"
+    );
+    let mut expected = 0.5f64;
+    for i in 0..OPS {
+        expected = if i % 2 == 0 {
+            expected.sin()
+        } else {
+            expected * 1.0001
+        };
+    }
+    for v in native.iter().chain(&interp) {
+        assert!(
+            (v - expected).abs() <= 1e-12 * expected.abs(),
+            "{v} != {expected}"
+        );
+    }
 }

@@ -74,6 +74,8 @@ def function(
     - ``on_unused_input``: ``"raise"`` (default), ``"warn"`` or ``"ignore"``.
     - ``trust_input``: skip argument checks on each call (also settable as ``f.trust_input``).
     - ``allow_input_downcast``: accept lossy dtype conversions of arguments.
+    - ``profile``: record the time of every call and every node; read it from ``f.profile``
+      (``f.profile.summary()`` prints the report).
     """
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(
@@ -115,6 +117,7 @@ def function(
         allow_input_downcast,
         defaults,
         names,
+        bool(profile),
     )
 
 
