@@ -186,24 +186,11 @@ const LANES: usize = 16;
 
 /// The C name of the monoid of `op` over values of dtype `v` (`sum_f64`, `max_i32`, …).
 pub(crate) fn monoid_name(op: ReduceOp, v: DType) -> String {
-    format!("{}_{}", format!("{op:?}").to_lowercase(), short(v))
-}
-
-/// A dtype's short name, as in C identifiers.
-fn short(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "b",
-        DType::I8 => "i8",
-        DType::I16 => "i16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
-        DType::U8 => "u8",
-        DType::U16 => "u16",
-        DType::U32 => "u32",
-        DType::U64 => "u64",
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-    }
+    format!(
+        "{}_{}",
+        format!("{op:?}").to_lowercase(),
+        super::scalar::suffix(v)
+    )
 }
 
 /// The field of the C union `ox_acc` holding a value of C type `t`.

@@ -30,8 +30,9 @@ fn utype(d: DType) -> &'static str {
     }
 }
 
-/// The suffix of the prelude's per-dtype helpers (`ox_floordiv_i32`).
-fn suffix(d: DType) -> &'static str {
+/// A dtype's short name in C identifiers: the suffix of the prelude's per-dtype helpers
+/// (`ox_floordiv_i32`) and of kernel names.
+pub(super) fn suffix(d: DType) -> &'static str {
     match d {
         DType::Bool => "b",
         DType::I8 => "i8",
