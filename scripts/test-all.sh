@@ -3,6 +3,8 @@
 # Works on a fresh machine with Rust, Python 3 and pip (everything else comes from crates.io/PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One clean build: incremental caches would only cost disk (they filled the CI machine once).
+export CARGO_INCREMENTAL=0
 
 echo "== Rust: formatting and lints =="
 cargo fmt --all -- --check
