@@ -279,3 +279,23 @@ def test_function_repr_name_and_dprint(capsys):
     assert f.name == "total" and "total" in repr(f)
     f.dprint()
     assert "Sum" in capsys.readouterr().out
+
+
+def test_a_consumed_shared_variable_updates_in_place_but_never_under_a_reader():
+    w0 = np.linspace(-1.0, 1.0, 100_000)
+    w = shared(w0.copy(), name="w")
+    g = pt.dvector("g")
+    lr = 0.25
+    for mode in ["FAST_RUN", "interp"]:
+        w.set_value(w0.copy())
+        step = function([g], [], updates=[(w, w - lr * g)], mode=mode)
+        grad = np.cos(w0)
+        step(grad)
+        held = w.get_value(borrow=True)  # a reader: the next step must not write under it
+        step(grad)
+        assert_matches(held, w0 - lr * grad)
+        assert_matches(w.get_value(), w0 - 2 * lr * grad)
+        del held
+        for _ in range(3):
+            step(grad)
+        np.testing.assert_allclose(w.get_value(), w0 - 5 * lr * grad, rtol=1e-14, atol=1e-15)

@@ -111,7 +111,7 @@ fn native(dir: &Path, parallel: bool, vector_math: bool) -> NativeBackend {
 
 fn time_run(exec: &Arc<dyn Executable>, values: &[Tensor]) -> f64 {
     best(REPS, || {
-        black_box(ok(exec.run(values)));
+        black_box(ok(exec.run(values.to_vec())));
     })
 }
 
@@ -119,7 +119,7 @@ fn time_run(exec: &Arc<dyn Executable>, values: &[Tensor]) -> f64 {
 fn compare(name: &str, g: &FunctionGraph, backend: &NativeBackend, values: &[Tensor]) {
     let i = ok(Interpreter.compile(g));
     let n = ok(backend.compile(g));
-    let (a, b) = (ok(i.run(values)), ok(n.run(values)));
+    let (a, b) = (ok(i.run(values.to_vec())), ok(n.run(values.to_vec())));
     let diff = a[0]
         .to_vec_as::<f64>()
         .iter()
@@ -192,7 +192,7 @@ fn run_rows() {
         let t = time_run(&exec, std::slice::from_ref(&xt));
         let t_small = best(REPS, || {
             for _ in 0..20 {
-                black_box(ok(exec.run(std::slice::from_ref(&small))));
+                black_box(ok(exec.run(vec![small.clone()])));
             }
         }) / 20.0;
         println!(
@@ -331,7 +331,7 @@ fn cache_rows() {
     for (name, g, values) in &rows {
         let exec = ok(backend.compile(g));
         let t = best(CACHE_REPS, || {
-            black_box(ok(exec.run(values)));
+            black_box(ok(exec.run(values.to_vec())));
         });
         println!("  {name:<36} {:>7.3} ns/element", t * 1e9 / n as f64);
     }

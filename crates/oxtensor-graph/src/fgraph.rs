@@ -11,6 +11,7 @@ pub struct FunctionGraph {
     outputs: Vec<Var>,
     order: Vec<Arc<Node>>,
     shared: Vec<Var>,
+    consumed: Vec<Var>,
     clients: FxHashMap<Var, Vec<(usize, usize)>>,
 }
 
@@ -83,8 +84,31 @@ impl FunctionGraph {
             outputs,
             order,
             shared,
+            consumed: Vec::new(),
             clients,
         })
+    }
+
+    /// Marks the shared variables among `vars` that this graph reads as *consumed*: the call
+    /// replaces their value with an update, so once the graph has read a consumed variable for
+    /// the last time its buffer may hold other results (a parameter step `w - lr * g` can run in
+    /// `w`'s memory). Variables the graph does not read are ignored.
+    #[must_use]
+    pub fn with_consumed(mut self, vars: impl IntoIterator<Item = Var>) -> FunctionGraph {
+        let vars: Vec<Var> = vars.into_iter().collect();
+        self.consumed = self
+            .shared
+            .iter()
+            .filter(|v| vars.contains(v))
+            .cloned()
+            .collect();
+        self
+    }
+
+    /// The shared variables whose buffers the call may overwrite (see
+    /// [`with_consumed`](Self::with_consumed)), in [`shared_inputs`](Self::shared_inputs) order.
+    pub fn consumed(&self) -> &[Var] {
+        &self.consumed
     }
 
     /// The explicit inputs, in call order.

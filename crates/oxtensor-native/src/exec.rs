@@ -514,7 +514,7 @@ impl NativeExecutable {
 impl Executable for NativeExecutable {
     fn run_timed(
         &self,
-        values: &[Tensor],
+        values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let mut pending = SmallVec::new();

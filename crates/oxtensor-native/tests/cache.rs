@@ -38,7 +38,7 @@ fn graph(k: i64) -> (FunctionGraph, Vec<Tensor>) {
 
 fn check(exec: &dyn Executable, values: &[Tensor], k: i64) {
     let out = exec
-        .run(values)
+        .run(values.to_vec())
         .expect("run")
         .remove(0)
         .to_vec::<f64>()

@@ -186,8 +186,8 @@ fn errors_are_the_interpreters() {
     let native = common::backend().compile(&g).expect("compile");
     let interp = Interpreter.compile(&g).expect("compile");
     let run = |vals: &[Tensor]| {
-        let n = native.run(vals).map_err(|e| e.to_string());
-        let i = interp.run(vals).map_err(|e| e.to_string());
+        let n = native.run(vals.to_vec()).map_err(|e| e.to_string());
+        let i = interp.run(vals.to_vec()).map_err(|e| e.to_string());
         (n, i)
     };
     let x = Tensor::from_slice(&[2i32, 3, 4], &[3]).expect("x");

@@ -267,12 +267,12 @@ fn empty_reductions_match_the_interpreter() {
     let n = backend()
         .compile(&g)
         .expect("compile")
-        .run(std::slice::from_ref(&empty))
+        .run(vec![empty.clone()])
         .expect("run");
     let i = Interpreter
         .compile(&g)
         .expect("compile")
-        .run(std::slice::from_ref(&empty))
+        .run(vec![empty.clone()])
         .expect("run");
     for (a, b) in n.iter().zip(&i) {
         assert_close("empty", a, b, EXACT);
@@ -285,11 +285,11 @@ fn empty_reductions_match_the_interpreter() {
     let n = backend()
         .compile(&g)
         .expect("compile")
-        .run(std::slice::from_ref(&empty));
+        .run(vec![empty.clone()]);
     let i = Interpreter
         .compile(&g)
         .expect("compile")
-        .run(std::slice::from_ref(&empty));
+        .run(vec![empty.clone()]);
     assert_eq!(
         n.map_err(|e| e.to_string()).err(),
         i.map_err(|e| e.to_string()).err()

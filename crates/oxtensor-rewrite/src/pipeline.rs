@@ -358,9 +358,10 @@ pub fn rewrite(
     optimizer: &Optimizer,
 ) -> Result<(FunctionGraph, RewriteReport), RewriteError> {
     let (outputs, report) = rewrite_outputs(graph.outputs(), optimizer)?;
-    let graph =
-        FunctionGraph::new(graph.inputs().to_vec(), outputs).map_err(RewriteError::Graph)?;
-    Ok((graph, report))
+    let rewritten = FunctionGraph::new(graph.inputs().to_vec(), outputs)
+        .map_err(RewriteError::Graph)?
+        .with_consumed(graph.consumed().iter().cloned());
+    Ok((rewritten, report))
 }
 
 /// Rewrites the graph of `outputs`; returns the new outputs, in order, and the report. In debug

@@ -19,8 +19,10 @@ pub trait Backend: Send + Sync {
 /// A compiled graph. Safe to call from several threads at once.
 pub trait Executable: Send + Sync {
     /// Runs on `values` (explicit inputs, then shared inputs), which the caller has already
-    /// checked against the input types; returns one tensor per graph output.
-    fn run(&self, values: &[Tensor]) -> Result<Vec<Tensor>, RuntimeError> {
+    /// checked against the input types; returns one tensor per graph output. A consumed shared
+    /// variable ([`FunctionGraph::consumed`]) whose tensor is the only handle to its storage may
+    /// have that storage overwritten; every other value is left untouched.
+    fn run(&self, values: Vec<Tensor>) -> Result<Vec<Tensor>, RuntimeError> {
         self.run_timed(values, None)
     }
 
@@ -29,7 +31,7 @@ pub trait Executable: Send + Sync {
     /// `profile=True` reports.
     fn run_timed(
         &self,
-        values: &[Tensor],
+        values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError>;
 

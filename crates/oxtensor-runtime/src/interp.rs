@@ -144,7 +144,7 @@ fn describe_node(node: &Node) -> String {
 impl Executable for InterpExecutable {
     fn run_timed(
         &self,
-        values: &[Tensor],
+        values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let placeholder = Tensor::scalar(false);

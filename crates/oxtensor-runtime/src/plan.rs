@@ -20,7 +20,10 @@ struct Step {
     inputs: Vec<usize>,
     outputs: Vec<usize>,
     free_after: Vec<usize>,
-    donors: Vec<usize>,
+    /// `(input position, handles its storage may have)`: 1 for an intermediate, 2 for a
+    /// consumed shared variable (this call's value and the variable's own, locked by the caller
+    /// until the update replaces it).
+    donors: Vec<(usize, usize)>,
 }
 
 /// A schedule with slot assignment, liveness and in-place decisions, shared by backends that
@@ -30,9 +33,10 @@ struct Step {
 /// intermediate is dropped right after its last use, so memory does not grow with graph length.
 ///
 /// **In place.** An `Elemwise` or `Composite` node may write its first output into the buffer of
-/// an input whose last use it is ([`Call::donor`]): the input is an intermediate (never a graph
-/// input, shared variable, constant or graph output), of the output's dtype, and statically
-/// broadcastable exactly as the output. At run time the buffer must also be referenced by no one
+/// an input whose last use it is ([`Call::donor`]): the input is an intermediate or a shared
+/// variable the call consumes ([`FunctionGraph::consumed`]: its update replaces it), never a
+/// graph input, another shared variable, a constant or a graph output; it has the output's
+/// dtype and is statically broadcastable exactly as the output. At run time the buffer must also be referenced by no one
 /// else (no view of it, no other slot, no caller) and be C-contiguous with the output's shape.
 /// A chain of elementwise nodes on large arrays therefore runs in one buffer, without fresh
 /// allocations (and their page faults). View ops (`DimShuffle`, `Reshape` of contiguous data)
@@ -69,6 +73,7 @@ impl Plan {
             slots.slot(v);
         }
         let n_values = graph.inputs().len() + graph.shared_inputs().len();
+        let consumed: Vec<usize> = graph.consumed().iter().map(|v| slots.slot(v)).collect();
         let mut steps = Vec::new();
         for node in graph.toposort() {
             let inputs = node.inputs().iter().map(|v| slots.slot(v)).collect();
@@ -110,13 +115,14 @@ impl Plan {
                 continue;
             };
             for (k, (v, &s)) in step.node.inputs().iter().zip(&step.inputs).enumerate() {
-                let intermediate = s >= n_values && !is_constant(s) && !outputs.contains(&s);
-                if intermediate
+                let writable = (s >= n_values && !is_constant(s)) || consumed.contains(&s);
+                if writable
+                    && !outputs.contains(&s)
                     && last_use.get(&s) == Some(&i)
                     && v.ty().dtype == out_ty.dtype
                     && v.ty().broadcastable() == out_ty.broadcastable()
                 {
-                    step.donors.push(k);
+                    step.donors.push((k, if s < n_values { 2 } else { 1 }));
                 }
             }
         }
@@ -134,11 +140,13 @@ impl Plan {
         self.steps.iter().map(|s| &s.node)
     }
 
-    /// Runs the plan, evaluating each node with `eval`. With `times`, which must have one entry
-    /// per scheduled node, adds each node's wall time to its entry.
+    /// Runs the plan on `values` (explicit inputs, then shared inputs), evaluating each node
+    /// with `eval`. With `times`, which must have one entry per scheduled node, adds each node's
+    /// wall time to its entry. The values are taken by value so that a consumed shared
+    /// variable's buffer, handed over by its only owner, can be overwritten.
     pub fn execute(
         &self,
-        values: &[Tensor],
+        values: Vec<Tensor>,
         mut times: Option<&mut [Duration]>,
         mut eval: impl FnMut(Call<'_>) -> Result<Vec<Tensor>, RuntimeError>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
@@ -150,7 +158,7 @@ impl Plan {
         }
         let mut slots: Vec<Option<Tensor>> = vec![None; self.n_slots];
         for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = Some(v.clone());
+            *slot = Some(v);
         }
         for (s, c) in &self.constants {
             slots[*s] = Some(c.clone());
@@ -167,7 +175,11 @@ impl Plan {
                         })
                     })
                     .collect::<Result<_, _>>()?;
-                let donor = step.donors.iter().copied().find(|&k| donatable(&args, k));
+                let donor = step
+                    .donors
+                    .iter()
+                    .find(|&&(k, handles)| donatable(&args, k, handles))
+                    .map(|&(k, _)| k);
                 eval(Call {
                     index,
                     node: &step.node,
@@ -198,13 +210,14 @@ impl Plan {
     }
 }
 
-/// Whether `args[k]` can be overwritten by the elementwise result of `args`: its storage is held
-/// by this one tensor and owned by it (not a caller's buffer), (each position of `args` holding that slot borrows the same tensor, so a
-/// repeated argument is fine), it is C-contiguous from the start of its storage, and its shape is
-/// the broadcast shape of all arguments.
-fn donatable(args: &[&Tensor], k: usize) -> bool {
+/// Whether `args[k]` can be overwritten by the elementwise result of `args`: its storage has no
+/// more than the plan's expected `handles` (each position of `args` holding that slot borrows the
+/// same tensor, so a repeated argument is fine) and is owned (not a caller's buffer), it is
+/// C-contiguous from the start of its storage, and its shape is the broadcast shape of all
+/// arguments.
+fn donatable(args: &[&Tensor], k: usize, handles: usize) -> bool {
     let t = args[k];
-    if Arc::strong_count(t.storage()) != 1
+    if Arc::strong_count(t.storage()) > handles
         || !t.storage().is_owned()
         || !t.is_contiguous()
         || t.offset() != 0

@@ -8,7 +8,7 @@ use oxtensor_graph::{
 use oxtensor_runtime::Executable;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, PoisonError, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// What to do with an input the outputs do not depend on.
@@ -176,12 +176,14 @@ impl FunctionBuilder {
             all_outputs = clone_replace(&all_outputs, &map)?;
         }
         self.check_unused(&all_outputs)?;
-        let graph = FunctionGraph::new(self.inputs.clone(), all_outputs)?;
+        let graph = FunctionGraph::new(self.inputs.clone(), all_outputs)?
+            .with_consumed(targets.iter().cloned());
         let started = Instant::now();
         let (graph, _report) = self.mode.rewrite(&graph)?;
         let rewritten = Instant::now();
         let backend = self.mode.backend();
         let exec = backend.compile(&graph)?;
+        let locks = SharedLocks::new(&graph, &targets);
         let profile = self.profile.then(|| {
             Recorder::new(
                 self.name.clone(),
@@ -196,6 +198,7 @@ impl FunctionBuilder {
                 input_types: self.inputs.iter().map(|v| v.ty().clone()).collect(),
                 n_outputs: self.outputs.len(),
                 update_targets: targets,
+                locks,
                 exec,
                 graph,
                 name: self.name,
@@ -228,10 +231,74 @@ impl FunctionBuilder {
     }
 }
 
+/// How a call touches shared variables: it reads each shared input and stores each update.
+///
+/// Locks are taken in one global order (variable id), so calls on several threads cannot
+/// deadlock. An updated variable stays write-locked from before the call reads it until its new
+/// value is stored: nobody observes it half-way, and a variable the graph consumes may have its
+/// buffer overwritten by the step that computes its update (the plan's in-place rule).
+struct SharedLocks {
+    /// `(variable, position among the shared inputs, updated)`, in lock order.
+    order: Vec<(Var, Option<usize>, Option<usize>)>,
+}
+
+impl SharedLocks {
+    fn new(graph: &FunctionGraph, targets: &[Var]) -> SharedLocks {
+        let mut order: Vec<(Var, Option<usize>, Option<usize>)> = graph
+            .shared_inputs()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.clone(), Some(i), targets.iter().position(|t| t == v)))
+            .collect();
+        for (j, t) in targets.iter().enumerate() {
+            if !graph.shared_inputs().contains(t) {
+                order.push((t.clone(), None, Some(j)));
+            }
+        }
+        order.sort_by_key(|(v, _, _)| v.node().id());
+        SharedLocks { order }
+    }
+
+    /// Appends the shared inputs' values to `values` and returns the write guards of the update
+    /// targets, in update order.
+    fn acquire(
+        &self,
+        values: &mut Vec<Tensor>,
+    ) -> Result<Vec<RwLockWriteGuard<'_, Tensor>>, Error> {
+        let first = values.len();
+        let n_read = self.order.iter().filter(|(_, r, _)| r.is_some()).count();
+        values.resize(first + n_read, Tensor::scalar(false));
+        let mut held: Vec<(usize, RwLockWriteGuard<'_, Tensor>)> = Vec::new();
+        for (v, read, update) in &self.order {
+            let cell = v
+                .shared_value()
+                .ok_or_else(|| Error::Update(format!("{} lost its value", v.describe())))?;
+            match update {
+                Some(j) => {
+                    let guard = cell.write().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(i) = read {
+                        values[first + i] = guard.clone();
+                    }
+                    held.push((*j, guard));
+                }
+                None => {
+                    if let Some(i) = read {
+                        values[first + i] =
+                            cell.read().unwrap_or_else(PoisonError::into_inner).clone();
+                    }
+                }
+            }
+        }
+        held.sort_by_key(|(j, _)| *j);
+        Ok(held.into_iter().map(|(_, g)| g).collect())
+    }
+}
+
 struct Inner {
     input_types: Vec<TensorType>,
     n_outputs: usize,
     update_targets: Vec<Var>,
+    locks: SharedLocks,
     exec: Arc<dyn Executable>,
     graph: FunctionGraph,
     name: Option<String>,
@@ -393,21 +460,14 @@ impl Function {
         mut values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, Error> {
-        for s in self.inner.graph.shared_inputs() {
-            let cell = s
-                .shared_value()
-                .ok_or_else(|| Error::Update(format!("{} lost its value", s.describe())))?;
-            values.push(cell.read().unwrap_or_else(PoisonError::into_inner).clone());
-        }
-        let mut outs = self.inner.exec.run_timed(&values, times)?;
+        let mut guards = self.inner.locks.acquire(&mut values)?;
+        let mut outs = self.inner.exec.run_timed(values, times)?;
         let updates = outs.split_off(self.inner.n_outputs);
         for (target, value) in self.inner.update_targets.iter().zip(&updates) {
             check_value(target, value)?;
         }
-        for (target, value) in self.inner.update_targets.iter().zip(updates) {
-            if let Some(cell) = target.shared_value() {
-                *cell.write().unwrap_or_else(PoisonError::into_inner) = value;
-            }
+        for (guard, value) in guards.iter_mut().zip(updates) {
+            **guard = value;
         }
         Ok(outs)
     }

@@ -3,7 +3,7 @@
 //! binary, so the allocator's counters are these tests' alone; the tests take a lock so they
 //! do not count each other's buffers.)
 
-use oxtensor::{DType, Mode, Tensor, Var, function, vector};
+use oxtensor::{DType, Mode, Tensor, Var, function, get_value, shared, vector};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -130,5 +130,64 @@ fn an_unfused_chain_runs_in_place_on_every_backend() {
             (v - expected).abs() <= 1e-12 * expected.abs(),
             "{v} != {expected}"
         );
+    }
+}
+
+/// One step `w ← w − 0.5·g` on an 8 MiB shared `w`, twice; returns the number of large
+/// allocations during the second call, whether `w`'s buffer stayed the same, and `w`'s values.
+fn sgd_step(mode: Mode, hold_old_value: bool) -> (usize, bool, Vec<f64>, Option<Tensor>) {
+    let w = shared(
+        Tensor::from_slice(&vec![1.0f64; N], &[N]).unwrap(),
+        Some("w"),
+    );
+    let g = vector("g", DType::F64);
+    let step = &w - &(&g * 0.5);
+    let f = function(std::slice::from_ref(&g), &[])
+        .updates(&[(w.clone(), step)])
+        .mode(mode)
+        .build()
+        .unwrap();
+    let grad = Tensor::from_slice(&vec![0.25f64; N], &[N]).unwrap();
+    f.call(std::slice::from_ref(&grad)).unwrap();
+    let before = get_value(&w).unwrap();
+    let ptr = before.data_ptr();
+    let held = hold_old_value.then_some(before);
+    BIG_ALLOCS.store(0, Ordering::Relaxed);
+    f.call(std::slice::from_ref(&grad)).unwrap();
+    let allocs = BIG_ALLOCS.load(Ordering::Relaxed);
+    let after = get_value(&w).unwrap();
+    (
+        allocs,
+        after.data_ptr() == ptr,
+        after.to_vec::<f64>().unwrap(),
+        held,
+    )
+}
+
+#[test]
+fn a_shared_variable_consumed_by_its_own_update_is_overwritten_in_place() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let unfused_interp = Mode::by_name("interp").unwrap().excluding(&["fusion"]);
+    for (name, mode) in [("native", Mode::default()), ("interp", unfused_interp)] {
+        let (allocs, same_buffer, w, _) = sgd_step(mode, false);
+        assert!(w.iter().all(|&v| v == 0.75), "{name}: w = {:?}", &w[..3]);
+        assert!(same_buffer, "{name}: the update did not reuse w's buffer");
+        // `0.5 * g` may take a buffer (unfused); the step itself must not.
+        assert!(
+            allocs <= 1,
+            "{name}: {allocs} large allocations for one step"
+        );
+    }
+}
+
+#[test]
+fn a_held_value_of_a_consumed_shared_variable_is_never_overwritten() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for mode in [Mode::default(), Mode::by_name("interp").unwrap()] {
+        let (_, same_buffer, w, held) = sgd_step(mode, true);
+        assert!(!same_buffer, "the update overwrote a value someone holds");
+        assert!(w.iter().all(|&v| v == 0.75), "w = {:?}", &w[..3]);
+        let held = held.unwrap().to_vec::<f64>().unwrap();
+        assert!(held.iter().all(|&v| v == 0.875), "held = {:?}", &held[..3]);
     }
 }

@@ -16,7 +16,7 @@ fn run(mode: &Mode, inputs: &[Var], out: &Var, args: &[Tensor]) -> (FunctionGrap
     let graph = FunctionGraph::new(inputs.to_vec(), vec![out.clone()]).unwrap();
     let (graph, _) = mode.rewrite(&graph).unwrap();
     let exec = mode.backend().compile(&graph).unwrap();
-    let values = exec.run(args).unwrap()[0].to_vec_as::<f64>();
+    let values = exec.run(args.to_vec()).unwrap()[0].to_vec_as::<f64>();
     (graph, values)
 }
 

@@ -42,12 +42,12 @@ pub fn both(inputs: &[Var], outputs: &[Var], values: &[Tensor]) -> (Vec<Tensor>,
     let native = backend()
         .compile(&g)
         .expect("native compile")
-        .run(values)
+        .run(values.to_vec())
         .expect("native run");
     let interp = Interpreter
         .compile(&g)
         .expect("interp compile")
-        .run(values)
+        .run(values.to_vec())
         .expect("interp run");
     (native, interp)
 }

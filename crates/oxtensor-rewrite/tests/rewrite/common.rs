@@ -59,7 +59,8 @@ pub fn assert_same(got: &Var, want: &Var) {
 pub fn eval(inputs: &[Var], outputs: &[Var], args: &[Tensor]) -> Vec<Tensor> {
     let graph = FunctionGraph::new(inputs.to_vec(), outputs.to_vec()).expect("function graph");
     let exec = Interpreter.compile(&graph).expect("compile");
-    exec.run(args).unwrap_or_else(|e| panic!("run: {e}"))
+    exec.run(args.to_vec())
+        .unwrap_or_else(|e| panic!("run: {e}"))
 }
 
 /// Evaluates one output as `f64`s.

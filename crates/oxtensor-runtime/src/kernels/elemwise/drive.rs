@@ -143,9 +143,9 @@ impl<'t> Args<'t> {
         let donor = self.inputs[k];
         // SAFETY: `Target::Donor` comes only from `donor`, set only by `Args::in_place`, whose
         // caller guarantees that nothing outside this `Args` reads or writes the donor's
-        // elements while it lives. `donatable` checked that the donor was the only handle to its
-        // owned storage (no other tensor, view or NumPy array reaches those bytes), that it is
-        // C-contiguous with the output's `numel` elements, and `target` that they are `O`s;
+        // elements while it lives (the memory plan checks that no other tensor, view or NumPy
+        // array holds the storage). `donatable` checked that the storage is owned, that the donor
+        // is C-contiguous with the output's `numel` elements, and `target` that they are `O`s;
         // they lie inside the storage (a `Tensor` invariant), aligned (owned storage is 64-byte
         // aligned and the offset a whole number of elements), and hold valid `O` values; the
         // pointer derives from the allocation's own pointer (`Storage` keeps it raw, not behind
@@ -302,18 +302,17 @@ impl<'t> Args<'t> {
     }
 }
 
-/// Whether the output of shape `shape` can be written into `inputs[k]`'s buffer: the tensor
-/// is the only handle to its owned storage (so no other tensor, view or NumPy array reaches
-/// those bytes), it is C-contiguous with exactly the output's shape (so its element at each
-/// flat output position is the output's), and every input sharing its storage is the same
-/// view (a repeated argument).
+/// Whether the output of shape `shape` can be written into `inputs[k]`'s buffer: its storage is
+/// owned (not a caller's NumPy buffer), it is C-contiguous with exactly the output's shape (so
+/// its element at each flat output position is the output's), and every input sharing its
+/// storage is the same view (a repeated argument). That nothing outside the call reads the
+/// storage is [`Args::in_place`]'s caller's guarantee.
 fn donatable(inputs: &[&Tensor], shape: &[usize], k: usize) -> bool {
     let Some(d) = inputs.get(k) else {
         return false;
     };
     let storage = d.storage();
-    Arc::strong_count(storage) == 1
-        && storage.is_owned()
+    storage.is_owned()
         && d.is_contiguous()
         && d.shape() == shape
         && inputs.iter().all(|t| {
