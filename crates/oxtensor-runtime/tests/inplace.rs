@@ -10,6 +10,8 @@
 //! * large inputs that take the parallel path, with loops computing in a type other than the
 //!   donor's (a float64 condition read as bool, float32 math computed in float64);
 //! * cases the kernel must refuse: a broadcast, transposed or missing donor;
+//! * a two-output `Composite` (`kernels::composite_in_place`) with each input as the donor,
+//!   next to broadcast, transposed and repeated inputs, small and parallel-sized;
 //! * the interpreter running a graph whose nodes donate their inputs.
 //!
 //! The tests with exact arithmetic also run under Miri, which checks that no reference to the
@@ -20,7 +22,9 @@
 //! --test inplace -- a_repeated_donor unsuitable other_ops` (about 7 minutes).
 
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
-use oxtensor_graph::{Arity, FunctionGraph, Op, ReduceOp, ScalarOp, TensorType, Var, infer_types};
+use oxtensor_graph::{
+    Arity, FunctionGraph, Op, ReduceOp, ScalarOp, TensorType, Var, build, infer_types,
+};
 use oxtensor_runtime::kernels::{KernelCtx, eval, eval_in_place};
 use oxtensor_runtime::{Backend, Interpreter};
 use proptest::prelude::*;
@@ -413,7 +417,68 @@ fn unsuitable_donors_get_a_fresh_output() {
         .unwrap_or_else(|e| panic!("dtype: {e}"));
 }
 
-/// Ops other than `Elemwise` ignore the donor and return what `eval` returns.
+/// The Composite `(a·sin(b) + a, a − b)` over `x` and `y` with static types `types`: its op and
+/// output 0's type.
+fn composite_node(types: &[TensorType]) -> (Op, TensorType) {
+    let s = [
+        Var::input(Some("a"), TensorType::scalar(DType::F64)),
+        Var::input(Some("b"), TensorType::scalar(DType::F64)),
+    ];
+    let first = build::add(
+        &build::mul(&s[0], &build::sin(&s[1]).expect("sin")).expect("mul"),
+        &s[0],
+    )
+    .expect("add");
+    let second = build::sub(&s[0], &s[1]).expect("sub");
+    let outer: Vec<Var> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Var::input(Some(&format!("x{i}")), t.clone()))
+        .collect();
+    let outs = build::composite(&s, &[first, second], &outer).expect("composite");
+    let node = outs[0].node().clone();
+    let op = node.op().expect("an apply node").clone();
+    (op, node.types()[0].clone())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A two-output Composite writes output 0 into the donor, whichever input it is, next to a
+    /// broadcast, transposed or repeated other input, on small and parallel-sized outputs, and
+    /// agrees with `eval` bit for bit.
+    #[test]
+    fn a_composite_runs_in_place(
+        rows in 1usize..80,
+        cols in prop::sample::select(vec![1usize, 3, 64, 1000]),
+        other in 0usize..4,
+        k in 0usize..2,
+        seed in any::<u64>(),
+    ) {
+        let x = filled(DType::F64, &[rows, cols], &[seed, seed ^ 7]);
+        let free = TensorType::new(DType::F64, &[None, None]);
+        let (y, y_type) = match other {
+            0 => (filled(DType::F64, &[rows, cols], &[seed >> 3]), free.clone()),
+            1 => (
+                filled(DType::F64, &[1, cols], &[seed >> 5]),
+                TensorType::new(DType::F64, &[Some(1), None]),
+            ),
+            2 => (transposed(DType::F64, &[rows, cols], &[seed >> 7]), free.clone()),
+            _ => (x.clone(), free.clone()),
+        };
+        let types = [free, y_type];
+        let (op, out) = composite_node(&types);
+        // A broadcast or transposed donor cannot hold the output (unless it has the output's
+        // shape and layout anyway); a repeated one can.
+        let in_place = k == 0 || (y.shape() == x.shape() && y.is_contiguous());
+        let inputs = [&x, &y];
+        if let Err(e) = check(&op, &inputs, &types, &out, k, in_place) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
+
+/// Ops other than `Elemwise` and `Composite` ignore the donor and return what `eval` returns.
 #[test]
 fn other_ops_ignore_the_donor() {
     let x = filled(DType::F64, &[4, 6], &[1, 2, 3]);

@@ -20,6 +20,7 @@ use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FrozenGraph, NodeKind, Op, ScalarOp, TensorType, Var, toposort};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// Output elements per block: the temporaries of a block (a few per live inner value) stay in
 /// the L2 cache, while the per-block dispatch of each inner op is amortized.
@@ -408,6 +409,78 @@ pub fn composite(
     inputs: &[&Tensor],
     ctx: &KernelCtx<'_>,
 ) -> Result<Vec<Tensor>, KernelError> {
+    // SAFETY: without a donor nothing is written outside the fresh outputs.
+    unsafe { run(g, inputs, ctx, None) }
+}
+
+/// Like [`composite`], but writes output 0 into `inputs[donor]`'s buffer (and returns that
+/// tensor) when it can hold it: owned storage, C-contiguous from its start with exactly the
+/// output's shape, output 0's dtype, and every input sharing its storage the same view.
+/// Otherwise output 0 is fresh; the values are the same either way.
+///
+/// Each block reads its part of the donor before writing it (through a copy, so no reference
+/// to the donor's elements outlives the read), and blocks are disjoint runs of the buffer, so
+/// blocks may run in parallel.
+///
+/// # Safety
+/// For the duration of the call, nothing else may read or write the elements of
+/// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
+pub unsafe fn composite_in_place(
+    g: &FrozenGraph,
+    inputs: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+    donor: usize,
+) -> Result<Vec<Tensor>, KernelError> {
+    // SAFETY: our caller's guarantee is the one `run` asks for.
+    unsafe { run(g, inputs, ctx, Some(donor)) }
+}
+
+/// Whether output 0 (dtype `dtype`, shape `shape`) can be written into `inputs[k]`'s buffer.
+fn donatable(inputs: &[&Tensor], shape: &[usize], dtype: DType, k: usize) -> bool {
+    let Some(d) = inputs.get(k) else {
+        return false;
+    };
+    d.storage().is_owned()
+        && d.dtype() == dtype
+        && d.shape() == shape
+        && d.is_contiguous()
+        && d.offset() == 0
+        && inputs.iter().all(|t| {
+            !Arc::ptr_eq(t.storage(), d.storage())
+                || (t.dtype() == d.dtype()
+                    && t.shape() == d.shape()
+                    && t.strides() == d.strides()
+                    && t.offset() == d.offset())
+        })
+}
+
+/// Where each output's elements live, as raw pointers, so that parallel blocks can write their
+/// own disjoint runs while others read theirs.
+struct Dest(Vec<(*mut u8, usize)>);
+
+// SAFETY: the pointers are the outputs' element buffers; each block writes only its own run of
+// elements, and a donor's run only after reading it (see `run`), so no two threads touch the
+// same bytes and no reference to bytes being written exists.
+unsafe impl Sync for Dest {}
+
+impl Dest {
+    /// `(first element, element size)` per output (a method, so that closures capture the
+    /// whole wrapper, not the field).
+    fn outputs(&self) -> &[(*mut u8, usize)] {
+        &self.0
+    }
+}
+
+/// [`composite`] and [`composite_in_place`].
+///
+/// # Safety
+/// With `donor`, the guarantee [`composite_in_place`] asks of its caller.
+unsafe fn run(
+    g: &FrozenGraph,
+    inputs: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+    donor: Option<usize>,
+) -> Result<Vec<Tensor>, KernelError> {
     if inputs.len() != g.input_types().len() {
         return Err(KernelError::Value(format!(
             "Composite takes {} inputs, got {}",
@@ -418,42 +491,87 @@ pub fn composite(
     let program = Program::new(g)?;
     let ndim = ctx.output_types.first().map_or(0, TensorType::ndim);
     let walk = Walk::new(inputs, ctx.input_types, ndim)?;
+    let first = g.outputs().first().map(Var::dtype);
+    let donor = donor
+        .filter(|&k| first.is_some_and(|dt| donatable(inputs, &walk.shape, dt, k)))
+        .map(|k| inputs[k]);
     let mut outs = g
         .outputs()
         .iter()
-        .map(|o| Tensor::zeros(o.dtype(), &walk.shape))
+        .enumerate()
+        .map(|(i, o)| match donor {
+            Some(d) if i == 0 => Ok(d.clone()),
+            _ => Tensor::zeros(o.dtype(), &walk.shape),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let numel: usize = walk.shape.iter().product();
     if numel == 0 {
         return Ok(outs);
     }
-    let blocks = Blocks::new(&walk.dims);
-    // Each output cut into the blocks' (contiguous, in-order) byte ranges; then grouped by block.
-    let mut per_block: Vec<Vec<&mut [u8]>> = (0..blocks.count).map(|_| Vec::new()).collect();
-    for t in outs.iter_mut() {
+    let mut dest = Vec::with_capacity(outs.len());
+    for (i, t) in outs.iter_mut().enumerate() {
         let size = t.dtype().size();
-        let mut rest = bytes_mut(t)?;
-        for (b, slot) in per_block.iter_mut().enumerate() {
-            let ch = b % blocks.per_outer;
-            let len = blocks.chunk.min(walk.dims[blocks.k] - ch * blocks.chunk) * blocks.inner;
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len * size);
-            slot.push(head);
-            rest = tail;
-        }
+        let ptr = match donor {
+            // Writing through the donor's pointer is sound: `Storage` keeps its allocation
+            // behind a raw pointer, and our caller guarantees nobody else uses the elements.
+            Some(d) if i == 0 => d.data_ptr().cast_mut(),
+            _ => bytes_mut(t)?.as_mut_ptr(),
+        };
+        dest.push((ptr, size));
     }
-    let work = |(b, dst): (usize, &mut Vec<&mut [u8]>)| -> Result<(), KernelError> {
-        let (shape, views) = block_views(&walk, &blocks, b, inputs)?;
+    let dest = Dest(dest);
+    let blocks = Blocks::new(&walk.dims);
+    // The first element and length of each block: blocks are consecutive runs in C order.
+    let mut spans = Vec::with_capacity(blocks.count);
+    let mut at = 0;
+    for b in 0..blocks.count {
+        let ch = b % blocks.per_outer;
+        let len = blocks.chunk.min(walk.dims[blocks.k] - ch * blocks.chunk) * blocks.inner;
+        spans.push((at, len));
+        at += len;
+    }
+    let work = |b: usize| -> Result<(), KernelError> {
+        let (shape, mut views) = block_views(&walk, &blocks, b, inputs)?;
+        let (lo, len) = spans[b];
+        if let Some(d) = donor {
+            for (i, t) in inputs.iter().enumerate() {
+                if Arc::ptr_eq(t.storage(), d.storage()) {
+                    let mut copy = Tensor::zeros(d.dtype(), views[i].0.shape())?;
+                    let size = d.dtype().size();
+                    // SAFETY: the donor is C-contiguous from its storage's start with the
+                    // output's shape, so block `b`'s elements are the `len` elements from
+                    // `lo`, inside the storage; nobody writes them before this block does,
+                    // below, after this borrow ends.
+                    let run = unsafe {
+                        std::slice::from_raw_parts(d.data_ptr().add(lo * size), len * size)
+                    };
+                    bytes_mut(&mut copy)?.copy_from_slice(run);
+                    views[i].0 = copy;
+                }
+            }
+        }
         let results = run_block(&program, &shape, &views)?;
-        for (d, r) in dst.iter_mut().zip(&results) {
-            d.copy_from_slice(&r.to_bytes());
+        drop(views);
+        for (&(ptr, size), r) in dest.outputs().iter().zip(&results) {
+            let bytes = r.to_bytes();
+            if bytes.len() != len * size {
+                return Err(KernelError::Value(
+                    "Composite: a block result has the wrong size".into(),
+                ));
+            }
+            // SAFETY: each output holds `numel` contiguous elements of `size` bytes, and block
+            // `b` owns elements `[lo, lo + len)`; no reference to them exists (a donor's run
+            // was read through a copy above).
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(lo * size), len * size)
+            };
         }
         Ok(())
     };
     if numel > PARALLEL_THRESHOLD && blocks.count > 1 {
-        per_block.par_iter_mut().enumerate().try_for_each(work)?;
+        (0..blocks.count).into_par_iter().try_for_each(work)?;
     } else {
-        per_block.iter_mut().enumerate().try_for_each(work)?;
+        (0..blocks.count).try_for_each(work)?;
     }
-    drop(per_block);
     Ok(outs)
 }

@@ -73,9 +73,9 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
 /// plan's [`crate::Call::donor`]), which is then returned as output 0, saving an allocation
 /// and its page faults.
 ///
-/// `Elemwise` nodes write in place whenever the donor can hold the result (the only handle to
-/// its owned storage, C-contiguous, of output 0's shape and dtype); every other op, and every
-/// case that does not fit, returns a fresh output exactly as [`eval`] does. The values are
+/// `Elemwise` and `Composite` nodes write in place whenever the donor can hold the result (its
+/// owned storage, C-contiguous, of output 0's shape and dtype); every other op, and every case
+/// that does not fit, returns a fresh output exactly as [`eval`] does. The values are
 /// the same either way.
 ///
 /// # Safety
@@ -94,8 +94,9 @@ pub unsafe fn eval_in_place(
         Op::Elemwise(s) => Ok(vec![unsafe {
             elemwise::elemwise_in_place(*s, inputs, ctx, donor)?
         }]),
-        // Every other op (a fused scalar program could write in place the same way) allocates,
-        // which is always correct.
+        // SAFETY: our caller's guarantee is the one `composite_in_place` asks for.
+        Op::Composite(g) => unsafe { composite::composite_in_place(g, inputs, ctx, donor) },
+        // Every other op allocates, which is always correct.
         _ => eval(op, inputs, ctx),
     }
 }
