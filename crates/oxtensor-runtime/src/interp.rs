@@ -1,8 +1,9 @@
 use crate::kernels::{self, KernelCtx};
 use crate::{Backend, Executable, KernelError, Plan, RuntimeError};
 use oxtensor_data::Tensor;
-use oxtensor_graph::{FunctionGraph, Node, Op};
+use oxtensor_graph::{FunctionGraph, Node, Op, TensorType};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,7 +96,8 @@ fn with_ctx(
             "a leaf was scheduled as a node".into(),
         ));
     };
-    let input_types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
+    let input_types: SmallVec<[TensorType; 4]> =
+        node.inputs().iter().map(|v| v.ty().clone()).collect();
     let ctx = KernelCtx {
         input_types: &input_types,
         output_types: node.types(),

@@ -8,6 +8,7 @@
 use oxtensor_data::Tensor;
 use oxtensor_graph::{FunctionGraph, Node, NodeKind, Op, Var};
 use rustc_hash::FxHashMap;
+use smallvec::{SmallVec, smallvec};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -156,7 +157,7 @@ impl Plan {
                 got: values.len(),
             });
         }
-        let mut slots: Vec<Option<Tensor>> = vec![None; self.n_slots];
+        let mut slots: SmallVec<[Option<Tensor>; 16]> = smallvec![None; self.n_slots];
         for (slot, v) in slots.iter_mut().zip(values) {
             *slot = Some(v);
         }
@@ -166,7 +167,7 @@ impl Plan {
         for (index, step) in self.steps.iter().enumerate() {
             let started = times.as_ref().map(|_| Instant::now());
             let outs = {
-                let args: Vec<&Tensor> = step
+                let args: SmallVec<[&Tensor; 4]> = step
                     .inputs
                     .iter()
                     .map(|&s| {

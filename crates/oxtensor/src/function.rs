@@ -265,6 +265,9 @@ impl SharedLocks {
         &self,
         values: &mut Vec<Tensor>,
     ) -> Result<Vec<RwLockWriteGuard<'_, Tensor>>, Error> {
+        if self.order.is_empty() {
+            return Ok(Vec::new());
+        }
         let first = values.len();
         let n_read = self.order.iter().filter(|(_, r, _)| r.is_some()).count();
         values.resize(first + n_read, Tensor::scalar(false));
