@@ -14,7 +14,7 @@
 //! [`Program`] block by block with [`run_block`] and reduces each block as it is computed.
 
 use super::elemwise::elemwise;
-use super::{KernelCtx, PARALLEL_THRESHOLD};
+use super::{KernelCtx, PARALLEL_THRESHOLD, donor_fits};
 use crate::KernelError;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FrozenGraph, NodeKind, Op, ScalarOp, TensorType, Var, toposort};
@@ -414,8 +414,8 @@ pub fn composite(
 }
 
 /// Like [`composite`], but writes output 0 into `inputs[donor]`'s buffer (and returns that
-/// tensor) when it can hold it: owned storage, C-contiguous from its start with exactly the
-/// output's shape, output 0's dtype, and every input sharing its storage the same view.
+/// tensor) when it can hold it: owned storage, C-contiguous with exactly the output's shape,
+/// output 0's dtype, and every input sharing its storage the same view.
 /// Otherwise output 0 is fresh; the values are the same either way.
 ///
 /// Each block reads its part of the donor before writing it (through a copy, so no reference
@@ -433,25 +433,6 @@ pub unsafe fn composite_in_place(
 ) -> Result<Vec<Tensor>, KernelError> {
     // SAFETY: our caller's guarantee is the one `run` asks for.
     unsafe { run(g, inputs, ctx, Some(donor)) }
-}
-
-/// Whether output 0 (dtype `dtype`, shape `shape`) can be written into `inputs[k]`'s buffer.
-fn donatable(inputs: &[&Tensor], shape: &[usize], dtype: DType, k: usize) -> bool {
-    let Some(d) = inputs.get(k) else {
-        return false;
-    };
-    d.storage().is_owned()
-        && d.dtype() == dtype
-        && d.shape() == shape
-        && d.is_contiguous()
-        && d.offset() == 0
-        && inputs.iter().all(|t| {
-            !Arc::ptr_eq(t.storage(), d.storage())
-                || (t.dtype() == d.dtype()
-                    && t.shape() == d.shape()
-                    && t.strides() == d.strides()
-                    && t.offset() == d.offset())
-        })
 }
 
 /// Where each output's elements live, as raw pointers, so that parallel blocks can write their
@@ -493,7 +474,7 @@ unsafe fn run(
     let walk = Walk::new(inputs, ctx.input_types, ndim)?;
     let first = g.outputs().first().map(Var::dtype);
     let donor = donor
-        .filter(|&k| first.is_some_and(|dt| donatable(inputs, &walk.shape, dt, k)))
+        .filter(|&k| first == Some(inputs[k].dtype()) && donor_fits(inputs, &walk.shape, k))
         .map(|k| inputs[k]);
     let mut outs = g
         .outputs()
@@ -538,9 +519,8 @@ unsafe fn run(
                 if Arc::ptr_eq(t.storage(), d.storage()) {
                     let mut copy = Tensor::zeros(d.dtype(), views[i].0.shape())?;
                     let size = d.dtype().size();
-                    // SAFETY: the donor is C-contiguous from its storage's start with the
-                    // output's shape, so block `b`'s elements are the `len` elements from
-                    // `lo`, inside the storage; nobody writes them before this block does,
+                    // SAFETY: the donor is C-contiguous with the output's shape, so block
+                    // `b`'s elements are its `len` elements from `lo`, inside the storage; nobody writes them before this block does,
                     // below, after this borrow ends.
                     let run = unsafe {
                         std::slice::from_raw_parts(d.data_ptr().add(lo * size), len * size)

@@ -16,6 +16,7 @@ pub use composite_reduce::reduce_of_elemwise;
 use crate::KernelError;
 use oxtensor_data::Tensor;
 use oxtensor_graph::{Op, TensorType};
+use std::sync::Arc;
 
 /// What a kernel knows about its node besides the values: the static types of inputs and
 /// outputs (for the static-1 broadcasting rule and output dtypes).
@@ -67,6 +68,27 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             ctx.output_types[0].dtype,
         )?),
     }
+}
+
+/// Whether an output of shape `shape` can be written into `inputs[k]`'s buffer: its storage is
+/// owned (not a caller's NumPy buffer), it is C-contiguous with exactly the output's shape (so
+/// its element at each flat output position is the output's), and every input sharing its
+/// storage is the same view (a repeated argument). That nothing outside the call reads the
+/// storage is the in-place kernels' callers' guarantee.
+pub(in crate::kernels) fn donor_fits(inputs: &[&Tensor], shape: &[usize], k: usize) -> bool {
+    let Some(d) = inputs.get(k) else {
+        return false;
+    };
+    d.storage().is_owned()
+        && d.is_contiguous()
+        && d.shape() == shape
+        && inputs.iter().all(|t| {
+            !Arc::ptr_eq(t.storage(), d.storage())
+                || (t.dtype() == d.dtype()
+                    && t.shape() == d.shape()
+                    && t.strides() == d.strides()
+                    && t.offset() == d.offset())
+        })
 }
 
 /// Like [`eval`], but output 0 may be written into the buffer of `inputs[donor]` (the memory

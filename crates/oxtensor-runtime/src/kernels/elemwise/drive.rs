@@ -4,7 +4,7 @@
 use super::layout::Layout;
 use super::operand::{Arg, Operand, operand};
 use crate::KernelError;
-use crate::kernels::PARALLEL_THRESHOLD;
+use crate::kernels::{PARALLEL_THRESHOLD, donor_fits};
 use oxtensor_data::{Element, Tensor};
 use oxtensor_graph::TensorType;
 use rayon::prelude::*;
@@ -66,7 +66,7 @@ impl<'t> Args<'t> {
     ) -> Result<Args<'t>, KernelError> {
         let layout = Layout::new(inputs, types)?;
         // Decided before `whole` clones the inputs' storage handles.
-        let donor = donor.filter(|&k| donatable(inputs, &layout.shape, k));
+        let donor = donor.filter(|&k| donor_fits(inputs, &layout.shape, k));
         let whole = inputs
             .iter()
             .map(|t| {
@@ -144,7 +144,7 @@ impl<'t> Args<'t> {
         // SAFETY: `Target::Donor` comes only from `donor`, set only by `Args::in_place`, whose
         // caller guarantees that nothing outside this `Args` reads or writes the donor's
         // elements while it lives (the memory plan checks that no other tensor, view or NumPy
-        // array holds the storage). `donatable` checked that the storage is owned, that the donor
+        // array holds the storage). `donor_fits` checked that the storage is owned, that the donor
         // is C-contiguous with the output's `numel` elements, and `target` that they are `O`s;
         // they lie inside the storage (a `Tensor` invariant), aligned (owned storage is 64-byte
         // aligned and the offset a whole number of elements), and hold valid `O` values; the
@@ -300,28 +300,6 @@ impl<'t> Args<'t> {
         }
         Ok(false)
     }
-}
-
-/// Whether the output of shape `shape` can be written into `inputs[k]`'s buffer: its storage is
-/// owned (not a caller's NumPy buffer), it is C-contiguous with exactly the output's shape (so
-/// its element at each flat output position is the output's), and every input sharing its
-/// storage is the same view (a repeated argument). That nothing outside the call reads the
-/// storage is [`Args::in_place`]'s caller's guarantee.
-fn donatable(inputs: &[&Tensor], shape: &[usize], k: usize) -> bool {
-    let Some(d) = inputs.get(k) else {
-        return false;
-    };
-    let storage = d.storage();
-    storage.is_owned()
-        && d.is_contiguous()
-        && d.shape() == shape
-        && inputs.iter().all(|t| {
-            !Arc::ptr_eq(t.storage(), storage)
-                || (t.dtype() == d.dtype()
-                    && t.shape() == d.shape()
-                    && t.strides() == d.strides()
-                    && t.offset() == d.offset())
-        })
 }
 
 /// `o[k] = f(x[k], y[k])` over one block, with a loop for each combination of scalar and
