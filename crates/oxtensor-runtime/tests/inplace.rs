@@ -19,7 +19,7 @@
 //! Miri's math functions are deliberately imprecise, hence no `sin` there):
 //! `MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks
 //! -Zmiri-num-cpus=2 -Zmiri-disable-isolation" cargo +nightly miri test -p oxtensor-runtime
-//! --test inplace -- a_repeated_donor unsuitable other_ops` (about 7 minutes).
+//! --test inplace -- a_repeated_donor a_composite_donor unsuitable other_ops` (about 7 minutes).
 
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
 use oxtensor_graph::{
@@ -475,6 +475,36 @@ proptest! {
         if let Err(e) = check(&op, &inputs, &types, &out, k, in_place) {
             prop_assert!(false, "{}", e);
         }
+    }
+}
+
+/// A Composite with exact arithmetic, `(a·b + a, a − b)`, writing into its donor with the donor
+/// repeated as both inputs, on one block and on enough blocks to run in parallel (the Miri run
+/// in the module documentation checks that no reference to the donor meets a write).
+#[test]
+fn a_composite_donor_is_read_before_it_is_written() {
+    let s = [
+        Var::input(Some("a"), TensorType::scalar(DType::F64)),
+        Var::input(Some("b"), TensorType::scalar(DType::F64)),
+    ];
+    let first = build::add(&build::mul(&s[0], &s[1]).expect("mul"), &s[0]).expect("add");
+    let second = build::sub(&s[0], &s[1]).expect("sub");
+    let free = TensorType::new(DType::F64, &[None, None]);
+    let types = [free.clone(), free.clone()];
+    let outer = [
+        Var::input(Some("x"), free.clone()),
+        Var::input(Some("y"), free),
+    ];
+    let node = build::composite(&s, &[first, second], &outer).expect("composite")[0]
+        .node()
+        .clone();
+    let (op, out) = (node.op().expect("apply").clone(), node.types()[0].clone());
+    let rows = if cfg!(miri) { 2 } else { 70 };
+    for shape in [[3, 5], [rows, 1000]] {
+        let x = filled(DType::F64, &shape, &[3, 5, 11]);
+        let y = filled(DType::F64, &shape, &[2, 9]);
+        check(&op, &[&x, &x], &types, &out, 1, true).unwrap_or_else(|e| panic!("{e}"));
+        check(&op, &[&x, &y], &types, &out, 0, true).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
