@@ -4,6 +4,7 @@
 //!   separate Elemwise nodes;
 //! * W3 row-wise logsumexp of a 2000×2000 float64 matrix (max, sub, exp, sum, log, add),
 //!   unfused and with `exp(x - max)` fused into the sum;
+//! * W5 (below) run through the facade with FAST_RUN's rewrites;
 //! * W2 and W3 on one thread, with data resident in cache;
 //! * `exp` on one thread with and without glibc's vector math library (10^7 elements, and
 //!   2^16 elements resident in cache, where memory bandwidth does not hide the difference);
@@ -136,6 +137,32 @@ fn compare(name: &str, g: &FunctionGraph, backend: &NativeBackend, values: &[Ten
 }
 
 /// The run-time rows: W2, W3 and `exp`.
+/// W5 (value and gradient) through the facade with FAST_RUN's rewrites, on the interpreter
+/// and the native backend: the best of [`CACHE_REPS`] calls each.
+fn w5_row(dir: &Path) {
+    let (inputs, outputs) = w5();
+    let w: Vec<f64> = (0..100)
+        .map(|i| (f64::from(i) * 0.37).sin() * 0.1)
+        .collect();
+    let args = [ok(Tensor::from_slice(&w, &[100]))];
+    let time = |mode: Mode| {
+        let f = ok(oxtensor::function(&inputs, &outputs).mode(mode).build());
+        best(CACHE_REPS, || {
+            black_box(ok(f.call(&args)));
+        })
+    };
+    let native = Arc::new(native(dir, true, true));
+    let tn = time(Mode::with_backend(native, Optimizer::FAST_RUN));
+    let ti = time(ok(Mode::by_name("interp").ok_or("no interp mode")));
+    println!(
+        "{:<46} {:>9.3} ms {:>9.3} ms {:>7.1}x",
+        "W5 logreg NLL + gradient, X 10000x100",
+        ti * 1e3,
+        tn * 1e3,
+        ti / tn
+    );
+}
+
 fn run_rows() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cache = ok(tempfile::tempdir());
@@ -181,6 +208,7 @@ fn run_rows() {
         &backend,
         std::slice::from_ref(&mt),
     );
+    w5_row(cache.path());
 
     println!();
     println!("exp on one thread (10^7 elements; and 2^16, cache-resident, per element):");

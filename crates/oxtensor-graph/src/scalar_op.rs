@@ -235,6 +235,21 @@ impl ScalarOp {
         }
     }
 
+    /// A rough cost of one element, in additions: 16 for a transcendental function, 32 for
+    /// one that needs two or a series (`pow`, `softplus`, `erf`, …), 4 for a division or square
+    /// root, 1 otherwise. Backends weigh a loop's length by it when deciding whether to split
+    /// the loop across threads: 10^4 exponentials are worth two cores, 10^4 additions are not.
+    pub fn cost(self) -> usize {
+        use ScalarOp::*;
+        match self {
+            Pow | Softplus | Erf | Erfc | Gammaln | Arctan2 => 32,
+            Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
+            | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Sigmoid => 16,
+            TrueDiv | IntDiv | Mod | Sqrt | Reciprocal => 4,
+            _ => 1,
+        }
+    }
+
     /// The family deciding the output dtype.
     pub fn kind(self) -> ScalarKind {
         use ScalarOp::*;

@@ -11,7 +11,7 @@
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
 use oxtensor_data::{Tensor, dispatch_dtype};
-use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType};
+use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
 use oxtensor_runtime::{Call, Executable, KernelError, Plan, RuntimeError, eval_node};
 use rayon::prelude::*;
@@ -68,8 +68,8 @@ pub(crate) enum Step {
 enum Kernel {
     /// The interpreter's reference kernel.
     Interp,
-    /// An elementwise kernel.
-    Elemwise(ElemFn),
+    /// An elementwise kernel, and the node's cost per element ([`element_cost`]).
+    Elemwise(ElemFn, usize),
     /// A producer fused into its reduction: its inputs are kept for the reduction.
     Fused,
     /// A reduction kernel, with the schedule position of its fused producer.
@@ -145,6 +145,21 @@ fn alloc(
     Some((outs, ptrs))
 }
 
+/// The cost of one element of an elementwise node, in additions (the sum of its scalar ops'
+/// [`ScalarOp::cost`](oxtensor_graph::ScalarOp::cost)): how much work a loop over its elements
+/// is, when deciding whether to split it across threads.
+fn element_cost(node: &Node) -> usize {
+    let of = |n: &Node| match n.op() {
+        Some(Op::Elemwise(s)) => s.cost(),
+        _ => 0,
+    };
+    match node.op() {
+        Some(Op::Composite(g)) => toposort(g.outputs()).iter().map(|n| of(n)).sum::<usize>(),
+        _ => of(node),
+    }
+    .max(1)
+}
+
 impl NativeExecutable {
     pub(crate) fn new(
         plan: Plan,
@@ -162,7 +177,7 @@ impl NativeExecutable {
             .schedule()
             .map(|n| match steps.remove(&n.id()) {
                 None => Kernel::Interp,
-                Some(Step::Elemwise(f)) => Kernel::Elemwise(f),
+                Some(Step::Elemwise(f)) => Kernel::Elemwise(f, element_cost(n)),
                 Some(Step::Fused) => Kernel::Fused,
                 Some(Step::Reduce { f, axes, producer }) => Kernel::Reduce {
                     f,
@@ -212,6 +227,7 @@ impl NativeExecutable {
     fn elemwise(
         &self,
         f: ElemFn,
+        cost: usize,
         node: &Node,
         args: &[&Tensor],
         donor: Option<usize>,
@@ -235,7 +251,7 @@ impl NativeExecutable {
         };
         let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
         let call = Shared((walk, inputs, out_ptrs));
-        let status = self.split(space.numel, 1, |start, end| {
+        let status = self.split(space.numel, cost, |start, end| {
             let (walk, inputs, outs) = call.get();
             // SAFETY: `walk` has `dims.len()` (1..=MAX_DIM) extents whose product is
             // `space.numel`, and one stride per operand and extent; every operand pointer is
@@ -328,8 +344,10 @@ impl NativeExecutable {
             .collect();
         let n_out = rw.kept.dims.iter().product::<i64>() as usize;
         let per_out = rw.reduced.dims.iter().product::<i64>() as usize;
+        // The work per output: its reduced elements, each computing the fused producer.
+        let cost = per_out.saturating_mul(producer.map_or(1, |(p, _)| element_cost(p)));
         let threads = rayon::current_num_threads();
-        if self.parallel && threads > 1 && n_out < threads && per_out > PARALLEL_THRESHOLD {
+        if self.parallel && threads > 1 && n_out < threads && cost > PARALLEL_THRESHOLD {
             let sizes: Vec<usize> = operands.iter().map(|t| t.dtype().size()).collect();
             let parts = self.reduce_parts(f, node, &rw, &inputs, &sizes, threads * 2);
             return match parts.map(|t| combine(op, &t, &out_shape)) {
@@ -338,7 +356,7 @@ impl NativeExecutable {
             };
         }
         let call = Shared((rw, inputs, out));
-        let status = self.split(n_out, per_out, |start, end| {
+        let status = self.split(n_out, cost, |start, end| {
             let (rw, inputs, out) = call.get();
             // SAFETY: the kept and reduced walks have 1..=MAX_DIM extents each, with one
             // stride per operand and extent; operand pointers are the starting elements the
@@ -487,8 +505,8 @@ impl NativeExecutable {
             {
                 eval_node(node, args)
             }
-            Kernel::Elemwise(_) | Kernel::Fused if small => eval_node(node, args),
-            Kernel::Elemwise(f) => self.elemwise(*f, node, args, donor),
+            Kernel::Elemwise(..) | Kernel::Fused if small => eval_node(node, args),
+            Kernel::Elemwise(f, cost) => self.elemwise(*f, *cost, node, args, donor),
             Kernel::Fused => {
                 pending.push((index, args.iter().map(|t| (*t).clone()).collect()));
                 Ok(vec![self.placeholder.clone(); node.types().len()])
