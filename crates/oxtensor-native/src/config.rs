@@ -30,9 +30,11 @@ pub struct NativeConfig {
     pub vector_math: bool,
     /// Split large loops across rayon's threads. On by default.
     pub parallel: bool,
-    /// Nodes whose inputs all have fewer elements than this run on the interpreter's kernels:
-    /// for tiny arrays the C call's setup costs more than the loop it saves, and per-call
-    /// overhead is what a sampler calling a function 10^5 times feels. 256 by default; 0 runs
+    /// Elementwise nodes whose inputs all have fewer elements than this run on the
+    /// interpreter's kernels, and nodes whose inputs are statically that small get no C at
+    /// all: for tiny arrays the C call's setup costs more than the loop it saves, and per-call
+    /// overhead is what a sampler calling a function 10^5 times feels. (Reductions with a
+    /// kernel always run it: they keep their layout between calls.) 256 by default; 0 runs
     /// every supported node in C (the differential tests do).
     pub interpret_below: usize,
 }

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The C signature of an elementwise kernel (see `emit::kernel::elemwise`).
@@ -72,12 +72,35 @@ enum Kernel {
     Elemwise(ElemFn, usize),
     /// A producer fused into its reduction: its inputs are kept for the reduction.
     Fused,
-    /// A reduction kernel, with the schedule position of its fused producer.
+    /// A reduction kernel, with the schedule position of its fused producer and the layout of
+    /// its last call.
     Reduce {
         f: ReduceFn,
         axes: Axes,
         producer: Option<(usize, Arc<Node>)>,
+        last: Mutex<Option<Arc<ReduceLayout>>>,
     },
+}
+
+/// How one reduction call walks its operands, kept for the next call: a function called again
+/// and again on arrays of the same shapes (a sampler's) then skips the layout work, which on
+/// small arrays costs more than the loop.
+struct ReduceLayout {
+    /// The operands' ranks, shapes and strides, which decide everything below.
+    key: SmallVec<[isize; 16]>,
+    walk: ReduceWalk,
+    out_shape: SmallVec<[usize; 4]>,
+}
+
+/// [`ReduceLayout::key`] of `operands`.
+fn layout_key(operands: &[&Tensor]) -> SmallVec<[isize; 16]> {
+    let mut key = SmallVec::new();
+    for t in operands {
+        key.push(t.ndim() as isize);
+        key.extend(t.shape().iter().map(|&e| e as isize));
+        key.extend_from_slice(t.strides());
+    }
+    key
 }
 
 /// A function compiled by the native backend.
@@ -183,6 +206,7 @@ impl NativeExecutable {
                     f,
                     axes,
                     producer: producer.and_then(|p| position.get(&p.id()).map(|&i| (i, p))),
+                    last: Mutex::new(None),
                 },
             })
             .collect();
@@ -280,10 +304,56 @@ impl NativeExecutable {
         Ok(outs)
     }
 
+    /// The layout of a reduction over `operands`: the last call's when their shapes and
+    /// strides are the same, else computed (and kept). `None` when the shapes do not fit.
+    fn reduce_layout(
+        last: &Mutex<Option<Arc<ReduceLayout>>>,
+        axes: &[usize],
+        operands: &[&Tensor],
+        producer: Option<&Node>,
+    ) -> Option<Arc<ReduceLayout>> {
+        let key = layout_key(operands);
+        // A call on another thread holding the lock just computes its own layout.
+        if let Ok(guard) = last.try_lock()
+            && let Some(l) = guard.as_ref().filter(|l| l.key == key)
+        {
+            return Some(l.clone());
+        }
+        let space = match producer {
+            Some(p) => {
+                let types: Vec<_> = p.inputs().iter().map(|v| v.ty().clone()).collect();
+                Space::elemwise(operands, &types)
+            }
+            None => Space::of(operands.first()?),
+        }?;
+        if !axes.iter().all(|&a| a < space.shape.len()) {
+            return None;
+        }
+        let main = (0..operands.len())
+            .max_by_key(|&k| (operands[k].numel(), std::cmp::Reverse(k)))
+            .unwrap_or(0);
+        let walk = ReduceWalk::new(&space, axes, main)?;
+        let out_shape = (0..space.shape.len())
+            .filter(|d| !axes.contains(d))
+            .map(|d| space.shape[d])
+            .collect();
+        let layout = Arc::new(ReduceLayout {
+            key,
+            walk,
+            out_shape,
+        });
+        if let Ok(mut guard) = last.try_lock() {
+            *guard = Some(layout.clone());
+        }
+        Some(layout)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn reduce(
         &self,
         f: ReduceFn,
         axes: &[usize],
+        last: &Mutex<Option<Arc<ReduceLayout>>>,
         node: &Node,
         x: &Tensor,
         producer: Option<(&Node, &[Tensor])>,
@@ -301,33 +371,18 @@ impl NativeExecutable {
             Some((_, inputs)) => inputs.iter().collect(),
             None => vec![x],
         };
-        let space = match producer {
-            Some((p, _)) => {
-                let types: Vec<_> = p.inputs().iter().map(|v| v.ty().clone()).collect();
-                Space::elemwise(&operands, &types)
-            }
-            None => Space::of(x),
-        };
-        let Some(space) = space.filter(|s| axes.iter().all(|&a| a < s.shape.len())) else {
-            return fallback();
-        };
         let Some(&Op::Reduce { op, .. }) = node.op() else {
             return fallback();
         };
-        let main = (0..operands.len())
-            .max_by_key(|&k| (operands[k].numel(), std::cmp::Reverse(k)))
-            .unwrap_or(0);
-        let Some(rw) = ReduceWalk::new(&space, axes, main) else {
+        let Some(layout) = Self::reduce_layout(last, axes, &operands, producer.map(|(p, _)| p))
+        else {
             return fallback();
         };
+        let (rw, out_shape) = (&layout.walk, &layout.out_shape[..]);
         if !operands.iter().all(|t| in_bounds(t)) {
             return fallback();
         }
-        let out_shape: Vec<usize> = (0..space.shape.len())
-            .filter(|d| !axes.contains(d))
-            .map(|d| space.shape[d])
-            .collect();
-        let Some((outs, out_ptrs)) = alloc(node, &out_shape, None) else {
+        let Some((outs, out_ptrs)) = alloc(node, out_shape, None) else {
             return fallback();
         };
         let Some(&out) = out_ptrs.first() else {
@@ -349,8 +404,8 @@ impl NativeExecutable {
         let threads = rayon::current_num_threads();
         if self.parallel && threads > 1 && n_out < threads && cost > PARALLEL_THRESHOLD {
             let sizes: Vec<usize> = operands.iter().map(|t| t.dtype().size()).collect();
-            let parts = self.reduce_parts(f, node, &rw, &inputs, &sizes, threads * 2);
-            return match parts.map(|t| combine(op, &t, &out_shape)) {
+            let parts = self.reduce_parts(f, node, rw, &inputs, &sizes, threads * 2);
+            return match parts.map(|t| combine(op, &t, out_shape)) {
                 Some(Ok(t)) => Ok(vec![t]),
                 _ => fallback(),
             };
@@ -493,25 +548,24 @@ impl NativeExecutable {
             donor,
         } = call;
         let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
-        let is_pending = |p: usize| pending.iter().any(|(i, _)| *i == p);
-        // A small node (or a small fused producer, whose reduction then finds no pending
-        // inputs and reads the computed value) runs on the reference kernel; a reduction whose
-        // producer is pending must run fused (its input is a placeholder).
+        // A small elementwise node runs on the reference kernel. Reductions always run in C:
+        // their layout is kept between calls (`ReduceLayout`), so even on a few elements the C
+        // call is the cheaper one, and a fused producer is always left to its reduction.
         let small = args.iter().all(|t| t.numel() < self.interpret_below);
         match kernel {
             Kernel::Interp => eval_node(node, args),
-            Kernel::Reduce { producer, .. }
-                if small && !producer.as_ref().is_some_and(|(p, _)| is_pending(*p)) =>
-            {
-                eval_node(node, args)
-            }
-            Kernel::Elemwise(..) | Kernel::Fused if small => eval_node(node, args),
+            Kernel::Elemwise(..) if small => eval_node(node, args),
             Kernel::Elemwise(f, cost) => self.elemwise(*f, *cost, node, args, donor),
             Kernel::Fused => {
                 pending.push((index, args.iter().map(|t| (*t).clone()).collect()));
                 Ok(vec![self.placeholder.clone(); node.types().len()])
             }
-            Kernel::Reduce { f, axes, producer } => {
+            Kernel::Reduce {
+                f,
+                axes,
+                producer,
+                last,
+            } => {
                 let Some(x) = args.first() else {
                     return eval_node(node, args);
                 };
@@ -520,9 +574,8 @@ impl NativeExecutable {
                     Some((n, pending.swap_remove(at).1))
                 });
                 match fused {
-                    Some((p, inputs)) => self.reduce(*f, axes, node, x, Some((p, &inputs))),
-                    // Unfused, or the producer ran unfused (it was small): `x` is its value.
-                    None => self.reduce(*f, axes, node, x, None),
+                    Some((p, inputs)) => self.reduce(*f, axes, last, node, x, Some((p, &inputs))),
+                    None => self.reduce(*f, axes, last, node, x, None),
                 }
             }
         }

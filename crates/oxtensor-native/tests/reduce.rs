@@ -295,3 +295,59 @@ fn empty_reductions_match_the_interpreter() {
         i.map_err(|e| e.to_string()).err()
     );
 }
+
+/// One compiled function called again and again with operands whose shapes, strides and
+/// broadcasting change between calls (and from two threads at once): each reduction keeps the
+/// layout of its last call, which must never be used for operands laid out differently.
+#[test]
+fn a_kept_layout_serves_only_operands_laid_out_the_same() {
+    use oxtensor_runtime::{Backend, Interpreter};
+    let x = input("x", DType::F64, 2);
+    let r = Var::input(Some("r"), TensorType::new(DType::F64, &[Some(1), None]));
+    let prod = build::mul(&build::sqr(&x).expect("sqr"), &r).expect("mul");
+    let rows = build::sum(&prod, Some(&[1]), false).expect("rows");
+    let cols = build::max(&x, Some(&[0]), false).expect("cols");
+    let g = FunctionGraph::new(vec![x, r], vec![rows, cols]).expect("graph");
+    let native = backend().compile(&g).expect("native");
+    let interp = Interpreter.compile(&g).expect("interp");
+    let mut rng = Rng::new(11);
+    let layouts = [Layout::Contiguous, Layout::Transposed, Layout::Reversed];
+    let cases: Vec<[Tensor; 2]> = [[3, 4], [3, 4], [5, 2], [1, 7], [3, 4], [40, 3]]
+        .iter()
+        .enumerate()
+        .map(|(i, shape)| {
+            let layout = layouts[i % layouts.len()];
+            [
+                tensor(&mut rng, DType::F64, shape, layout, 0.0),
+                tensor(
+                    &mut rng,
+                    DType::F64,
+                    &[1, shape[1]],
+                    Layout::Contiguous,
+                    0.0,
+                ),
+            ]
+        })
+        .collect();
+    let tol = Tol {
+        ulps: 16,
+        scale: 1e-14,
+        abs: 0.0,
+    };
+    let check = |values: &[Tensor; 2]| {
+        let got = native.run(values.to_vec()).expect("native run");
+        let want = interp.run(values.to_vec()).expect("interp run");
+        assert_close("row sums", &got[0], &want[0], tol);
+        assert_close("column maxima", &got[1], &want[1], EXACT);
+    };
+    for _ in 0..3 {
+        for values in &cases {
+            check(values);
+        }
+        let (a, b) = cases.split_at(cases.len() / 2);
+        std::thread::scope(|s| {
+            s.spawn(|| a.iter().for_each(check));
+            s.spawn(|| b.iter().rev().for_each(check));
+        });
+    }
+}
