@@ -1,7 +1,6 @@
 //! Per-call overhead from Rust, the part of W1 (`sum(x**2)`, x float64[10]) that is ours
-//! rather than Python's: `Function::call` with input checks, and the bare executable, on the
-//! interpreter and on the native backend (small nodes on the interpreter's kernels, as by
-//! default, and every node in C).
+//! rather than Python's: `Function::call` with input checks, and the bare executable on the
+//! interpreter and on the native backend; the same for a small elementwise output, `x*x + 1`.
 //!
 //! `cargo run --release -p oxtensor-bench --bin overhead`
 
@@ -9,7 +8,7 @@ use oxtensor::oxtensor_graph::{FunctionGraph, build};
 use oxtensor::oxtensor_runtime::{Backend, Executable, Interpreter};
 use oxtensor::{DType, Mode, Tensor, function, vector};
 use oxtensor_bench::best;
-use oxtensor_native::{NativeBackend, NativeConfig};
+use oxtensor_native::NativeBackend;
 use std::hint::black_box;
 use std::sync::Arc;
 
@@ -38,13 +37,6 @@ fn per_call(mut f: impl FnMut()) -> f64 {
         / n as f64
 }
 
-fn native(interpret_below: usize) -> NativeBackend {
-    ok(NativeBackend::with_config(NativeConfig {
-        interpret_below,
-        ..NativeConfig::default()
-    }))
-}
-
 fn main() {
     let x = vector("x", DType::F64);
     let out = ok(build::sum(&ok(build::sqr(&x)), None, false));
@@ -55,22 +47,30 @@ fn main() {
         black_box(ok(f.call(std::slice::from_ref(&input))));
     });
     println!("Function::call, FAST_RUN, checked inputs  {t:7.1} ns");
+    f.set_trust_input(true);
+    let t = per_call(|| {
+        black_box(ok(f.call(std::slice::from_ref(&input))));
+    });
+    println!("Function::call, FAST_RUN, trust_input     {t:7.1} ns");
 
-    let graph = ok(FunctionGraph::new(vec![x.clone()], vec![out.clone()]));
-    let (graph, _) = ok(Mode::default().rewrite(&graph));
-    let backends: [(&str, Arc<dyn Executable>); 3] = [
-        ("interp", ok(Interpreter.compile(&graph))),
-        ("native (small on interp)", ok(native(256).compile(&graph))),
-        ("native (all in C)", ok(native(0).compile(&graph))),
-    ];
+    // W1, and an elementwise output (`x·x + 1`, one Composite) for the small elementwise path.
+    let elementwise = &ok(build::mul(&x, &x)) + 1.0;
     let only = std::env::var("OVERHEAD_ONLY").ok();
-    for (name, exec) in backends {
-        if only.as_deref().is_some_and(|o| !name.starts_with(o)) {
-            continue;
+    for (label, out) in [("sum(x**2)", out), ("x*x + 1", elementwise)] {
+        let graph = ok(FunctionGraph::new(vec![x.clone()], vec![out]));
+        let (graph, _) = ok(Mode::default().rewrite(&graph));
+        let backends: [(&str, Arc<dyn Executable>); 2] = [
+            ("interp", ok(Interpreter.compile(&graph))),
+            ("native", ok(ok(NativeBackend::new()).compile(&graph))),
+        ];
+        for (name, exec) in backends {
+            if only.as_deref().is_some_and(|o| !name.starts_with(o)) {
+                continue;
+            }
+            let t = per_call(|| {
+                black_box(ok(exec.run(vec![input.clone()])));
+            });
+            println!("Executable::run, {label:10} {name:7} {t:7.1} ns");
         }
-        let t = per_call(|| {
-            black_box(ok(exec.run(vec![input.clone()])));
-        });
-        println!("Executable::run, {name:25} {t:7.1} ns");
     }
 }

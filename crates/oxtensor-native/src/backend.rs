@@ -97,13 +97,7 @@ impl NativeBackend {
                 library: None,
             };
             return Ok((
-                NativeExecutable::new(
-                    plan,
-                    FxHashMap::default(),
-                    None,
-                    parallel,
-                    self.config.interpret_below,
-                ),
+                NativeExecutable::new(plan, FxHashMap::default(), None, parallel),
                 info,
             ));
         }
@@ -139,13 +133,7 @@ impl NativeBackend {
             kernels: unit.distinct(),
             library: Some(path),
         };
-        let exec = NativeExecutable::new(
-            plan,
-            steps,
-            Some(Arc::new(library)),
-            parallel,
-            self.config.interpret_below,
-        );
+        let exec = NativeExecutable::new(plan, steps, Some(Arc::new(library)), parallel);
         Ok((exec, info))
     }
 

@@ -30,12 +30,13 @@ pub struct NativeConfig {
     pub vector_math: bool,
     /// Split large loops across rayon's threads. On by default.
     pub parallel: bool,
-    /// Elementwise nodes whose inputs all have fewer elements than this run on the
-    /// interpreter's kernels, and nodes whose inputs are statically that small get no C at
-    /// all: for tiny arrays the C call's setup costs more than the loop it saves, and per-call
-    /// overhead is what a sampler calling a function 10^5 times feels. (Reductions with a
-    /// kernel always run it: they keep their layout between calls.) 256 by default; 0 runs
-    /// every supported node in C (the differential tests do).
+    /// Single elementwise ops and reductions whose inputs all have a static shape of fewer
+    /// elements than this (0-d arithmetic on scalars, say) get no C and run on the
+    /// interpreter's kernels: for them a kernel would add compile time and save nothing.
+    /// Every other node with a kernel runs it whatever its runtime size, since kernels keep
+    /// their layout between calls (per-call overhead is what a sampler calling a function
+    /// 10^5 times feels). 256 by default; 0 gives every supported node C (the differential
+    /// tests do).
     pub interpret_below: usize,
 }
 

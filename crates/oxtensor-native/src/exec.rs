@@ -10,6 +10,7 @@
 
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
+use oxtensor_data::Shape;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
@@ -68,8 +69,9 @@ pub(crate) enum Step {
 enum Kernel {
     /// The interpreter's reference kernel.
     Interp,
-    /// An elementwise kernel, and the node's cost per element ([`element_cost`]).
-    Elemwise(ElemFn, usize),
+    /// An elementwise kernel, the node's cost per element ([`element_cost`]), and the layout
+    /// of its last call.
+    Elemwise(ElemFn, usize, LastLayout<ElemLayout>),
     /// A producer fused into its reduction: its inputs are kept for the reduction.
     Fused,
     /// A reduction kernel, with the schedule position of its fused producer and the layout of
@@ -78,29 +80,68 @@ enum Kernel {
         f: ReduceFn,
         axes: Axes,
         producer: Option<(usize, Arc<Node>)>,
-        last: Mutex<Option<Arc<ReduceLayout>>>,
+        last: LastLayout<ReduceLayout>,
     },
 }
 
-/// How one reduction call walks its operands, kept for the next call: a function called again
-/// and again on arrays of the same shapes (a sampler's) then skips the layout work, which on
-/// small arrays costs more than the loop.
-struct ReduceLayout {
-    /// The operands' ranks, shapes and strides, which decide everything below.
+/// The layout of a kernel's last call (how it walks its operands), kept for the next call: a
+/// function called again and again on arrays of the same shapes (a sampler's) then skips the
+/// layout work, which on small arrays costs more than the loop. A call on another thread that
+/// finds it locked computes its own.
+struct LastLayout<T>(Mutex<Option<Arc<Kept<T>>>>);
+
+/// A kept layout and the operand layouts it is for.
+struct Kept<T> {
+    /// The operands' ranks, shapes and strides, which decide the layout.
     key: SmallVec<[isize; 16]>,
-    walk: ReduceWalk,
-    out_shape: SmallVec<[usize; 4]>,
+    layout: T,
 }
 
-/// [`ReduceLayout::key`] of `operands`.
-fn layout_key(operands: &[&Tensor]) -> SmallVec<[isize; 16]> {
-    let mut key = SmallVec::new();
-    for t in operands {
-        key.push(t.ndim() as isize);
-        key.extend(t.shape().iter().map(|&e| e as isize));
-        key.extend_from_slice(t.strides());
+impl<T> LastLayout<T> {
+    fn new() -> LastLayout<T> {
+        LastLayout(Mutex::new(None))
     }
-    key
+
+    /// The layout for `operands`: the kept one when they are laid out as last time, else
+    /// `compute`d and kept. `None` when `compute` finds the operands do not fit.
+    fn get(
+        &self,
+        operands: &[&Tensor],
+        compute: impl FnOnce() -> Option<T>,
+    ) -> Option<Arc<Kept<T>>> {
+        let mut key = SmallVec::new();
+        for t in operands {
+            key.push(t.ndim() as isize);
+            key.extend(t.shape().iter().map(|&e| e as isize));
+            key.extend_from_slice(t.strides());
+        }
+        if let Ok(guard) = self.0.try_lock()
+            && let Some(kept) = guard.as_ref().filter(|k| k.key == key)
+        {
+            return Some(kept.clone());
+        }
+        let kept = Arc::new(Kept {
+            key,
+            layout: compute()?,
+        });
+        if let Ok(mut guard) = self.0.try_lock() {
+            *guard = Some(kept.clone());
+        }
+        Some(kept)
+    }
+}
+
+/// How an elementwise call walks its operands.
+struct ElemLayout {
+    walk: Walk,
+    shape: Shape,
+    numel: usize,
+}
+
+/// How a reduction call walks its operands.
+struct ReduceLayout {
+    walk: ReduceWalk,
+    out_shape: SmallVec<[usize; 4]>,
 }
 
 /// A function compiled by the native backend.
@@ -113,8 +154,6 @@ pub struct NativeExecutable {
     /// What a fused producer's slot holds (nothing reads it).
     placeholder: Tensor,
     parallel: bool,
-    /// See [`crate::NativeConfig::interpret_below`].
-    interpret_below: usize,
 }
 
 /// Values shared by the parallel tasks of one kernel call.
@@ -189,7 +228,6 @@ impl NativeExecutable {
         mut steps: FxHashMap<u64, Step>,
         library: Option<Arc<Library>>,
         parallel: bool,
-        interpret_below: usize,
     ) -> NativeExecutable {
         let position: FxHashMap<u64, usize> = plan
             .schedule()
@@ -200,13 +238,13 @@ impl NativeExecutable {
             .schedule()
             .map(|n| match steps.remove(&n.id()) {
                 None => Kernel::Interp,
-                Some(Step::Elemwise(f)) => Kernel::Elemwise(f, element_cost(n)),
+                Some(Step::Elemwise(f)) => Kernel::Elemwise(f, element_cost(n), LastLayout::new()),
                 Some(Step::Fused) => Kernel::Fused,
                 Some(Step::Reduce { f, axes, producer }) => Kernel::Reduce {
                     f,
                     axes,
                     producer: producer.and_then(|p| position.get(&p.id()).map(|&i| (i, p))),
-                    last: Mutex::new(None),
+                    last: LastLayout::new(),
                 },
             })
             .collect();
@@ -216,7 +254,6 @@ impl NativeExecutable {
             _library: library,
             placeholder: Tensor::scalar(false),
             parallel,
-            interpret_below,
         }
     }
 
@@ -250,35 +287,40 @@ impl NativeExecutable {
 
     fn elemwise(
         &self,
-        f: ElemFn,
-        cost: usize,
+        (f, cost, last): (ElemFn, usize, &LastLayout<ElemLayout>),
         node: &Node,
         args: &[&Tensor],
         donor: Option<usize>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
-        let Some(space) = Space::elemwise(args, &types) else {
+        let kept = last.get(args, || {
+            let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
+            let space = Space::elemwise(args, &types)?;
+            let all: Vec<usize> = (0..space.shape.len()).collect();
+            Some(ElemLayout {
+                walk: Walk::merged(&space, &all)?,
+                shape: space.shape,
+                numel: space.numel,
+            })
+        });
+        let Some(kept) = kept else {
             return eval_node(node, args);
         };
-        let all: Vec<usize> = (0..space.shape.len()).collect();
-        let Some(walk) = Walk::merged(&space, &all) else {
-            return eval_node(node, args);
-        };
+        let ElemLayout { walk, shape, numel } = &kept.layout;
         if !args.iter().all(|t| in_bounds(t)) {
             return eval_node(node, args);
         }
         let donor = donor
             .map(|k| args[k])
-            .filter(|t| t.shape() == space.shape.as_slice());
-        let Some((outs, out_ptrs)) = alloc(node, &space.shape, donor) else {
+            .filter(|t| t.shape() == shape.as_slice());
+        let Some((outs, out_ptrs)) = alloc(node, shape, donor) else {
             return eval_node(node, args);
         };
         let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
         let call = Shared((walk, inputs, out_ptrs));
-        let status = self.split(space.numel, cost, |start, end| {
+        let status = self.split(*numel, cost, |start, end| {
             let (walk, inputs, outs) = call.get();
             // SAFETY: `walk` has `dims.len()` (1..=MAX_DIM) extents whose product is
-            // `space.numel`, and one stride per operand and extent; every operand pointer is
+            // `numel`, and one stride per operand and extent; every operand pointer is
             // its tensor's first element and every position the walk reaches is inside the
             // tensor's storage (the shapes were checked against each other and `in_bounds`
             // held); each output holds `numel` elements of its dtype, contiguous, and
@@ -304,21 +346,13 @@ impl NativeExecutable {
         Ok(outs)
     }
 
-    /// The layout of a reduction over `operands`: the last call's when their shapes and
-    /// strides are the same, else computed (and kept). `None` when the shapes do not fit.
+    /// The layout of a reduction over `axes` of `operands` (the producer's inputs when
+    /// fused), or `None` when their shapes do not fit.
     fn reduce_layout(
-        last: &Mutex<Option<Arc<ReduceLayout>>>,
         axes: &[usize],
         operands: &[&Tensor],
         producer: Option<&Node>,
-    ) -> Option<Arc<ReduceLayout>> {
-        let key = layout_key(operands);
-        // A call on another thread holding the lock just computes its own layout.
-        if let Ok(guard) = last.try_lock()
-            && let Some(l) = guard.as_ref().filter(|l| l.key == key)
-        {
-            return Some(l.clone());
-        }
+    ) -> Option<ReduceLayout> {
         let space = match producer {
             Some(p) => {
                 let types: Vec<_> = p.inputs().iter().map(|v| v.ty().clone()).collect();
@@ -337,15 +371,7 @@ impl NativeExecutable {
             .filter(|d| !axes.contains(d))
             .map(|d| space.shape[d])
             .collect();
-        let layout = Arc::new(ReduceLayout {
-            key,
-            walk,
-            out_shape,
-        });
-        if let Ok(mut guard) = last.try_lock() {
-            *guard = Some(layout.clone());
-        }
-        Some(layout)
+        Some(ReduceLayout { walk, out_shape })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -353,7 +379,7 @@ impl NativeExecutable {
         &self,
         f: ReduceFn,
         axes: &[usize],
-        last: &Mutex<Option<Arc<ReduceLayout>>>,
+        last: &LastLayout<ReduceLayout>,
         node: &Node,
         x: &Tensor,
         producer: Option<(&Node, &[Tensor])>,
@@ -374,11 +400,13 @@ impl NativeExecutable {
         let Some(&Op::Reduce { op, .. }) = node.op() else {
             return fallback();
         };
-        let Some(layout) = Self::reduce_layout(last, axes, &operands, producer.map(|(p, _)| p))
-        else {
+        let kept = last.get(&operands, || {
+            Self::reduce_layout(axes, &operands, producer.map(|(p, _)| p))
+        });
+        let Some(kept) = kept else {
             return fallback();
         };
-        let (rw, out_shape) = (&layout.walk, &layout.out_shape[..]);
+        let (rw, out_shape) = (&kept.layout.walk, &kept.layout.out_shape[..]);
         if !operands.iter().all(|t| in_bounds(t)) {
             return fallback();
         }
@@ -548,14 +576,12 @@ impl NativeExecutable {
             donor,
         } = call;
         let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
-        // A small elementwise node runs on the reference kernel. Reductions always run in C:
-        // their layout is kept between calls (`ReduceLayout`), so even on a few elements the C
-        // call is the cheaper one, and a fused producer is always left to its reduction.
-        let small = args.iter().all(|t| t.numel() < self.interpret_below);
+        // Every node with a kernel runs it, however small its arrays: the layout is kept
+        // between calls (`LastLayout`), so even on a few elements the C call is the cheaper one,
+        // and a fused producer is always left to its reduction.
         match kernel {
             Kernel::Interp => eval_node(node, args),
-            Kernel::Elemwise(..) if small => eval_node(node, args),
-            Kernel::Elemwise(f, cost) => self.elemwise(*f, *cost, node, args, donor),
+            Kernel::Elemwise(f, cost, last) => self.elemwise((*f, *cost, last), node, args, donor),
             Kernel::Fused => {
                 pending.push((index, args.iter().map(|t| (*t).clone()).collect()));
                 Ok(vec![self.placeholder.clone(); node.types().len()])

@@ -85,24 +85,28 @@ fn program(node: &Node) -> Option<Program> {
     }
 }
 
-/// True when every input of `node` has a static shape of fewer than `below` elements: the
-/// executor runs such a node on the interpreter's kernel (see
-/// [`crate::NativeConfig::interpret_below`]), so it needs no C.
+/// True when `node` is a single elementwise op or a reduction whose inputs all have a static
+/// shape of fewer than `below` elements: it runs on the interpreter's kernel (see
+/// [`crate::NativeConfig::interpret_below`]), so it needs no C. A Composite always gets C: the
+/// interpreter evaluates its inner ops one kernel call at a time, which on a few elements
+/// costs several times the whole C call.
 fn tiny(node: &Node, below: usize) -> bool {
-    node.inputs().iter().all(|v| {
-        v.ty()
-            .shape
-            .iter()
-            .try_fold(1usize, |n, d| n.checked_mul((*d)?))
-            .is_some_and(|n| n < below)
-    })
+    !matches!(node.op(), Some(Op::Composite(_)))
+        && node.inputs().iter().all(|v| {
+            v.ty()
+                .shape
+                .iter()
+                .try_fold(1usize, |n, d| n.checked_mul((*d)?))
+                .is_some_and(|n| n < below)
+        })
 }
 
 /// Decides the kernels of `graph`.
 ///
 /// Every `Elemwise` and `Composite` node C can compute gets a loop; every `Reduce` gets a
-/// reduction; except nodes whose inputs are all statically smaller than `interpret_below`
-/// elements (0-d arithmetic on scalars, say), which always run on the interpreter. A reduction whose input is the only output of such a node, used nowhere else
+/// reduction; except single ops whose inputs are all statically smaller than
+/// `interpret_below` elements (0-d arithmetic on scalars, say), which run on the interpreter.
+/// A reduction whose input is the only output of such a node, used nowhere else
 /// (not by another node, not as a graph output), computes that node's program inside its
 /// loop, so the elementwise result is never stored. Everything else (including `DimShuffle`,
 /// which is a view: its strides are all a consuming kernel needs) runs in the interpreter.

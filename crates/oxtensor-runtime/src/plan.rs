@@ -37,7 +37,9 @@ struct Step {
 /// an input whose last use it is ([`Call::donor`]): the input is an intermediate or a shared
 /// variable the call consumes ([`FunctionGraph::consumed`]: its update replaces it), never a
 /// graph input, another shared variable, a constant or a graph output; it has the output's
-/// dtype and is statically broadcastable exactly as the output. At run time the buffer must also be referenced by no one
+/// dtype and is statically broadcastable exactly as the output. A consumed shared variable is
+/// overwritten only by a step of the schedule's final run of elementwise steps, so a call that
+/// fails on an index, a matrix product or any other non-elementwise step has not touched it. At run time the buffer must also be referenced by no one
 /// else (no view of it, no other slot, no caller) and be C-contiguous with the output's shape.
 /// A chain of elementwise nodes on large arrays therefore runs in one buffer, without fresh
 /// allocations (and their page faults). View ops (`DimShuffle`, `Reshape` of contiguous data)
@@ -107,16 +109,25 @@ impl Plan {
             }
         }
         let is_constant = |s: usize| constants.iter().any(|(c, _)| *c == s);
+        let elementwise = |n: &Node| matches!(n.op(), Some(Op::Elemwise(_) | Op::Composite(_)));
+        // Consumed shared variables are overwritten only in the schedule's final run of
+        // elementwise steps, after every step that can fail for other reasons than mismatched
+        // shapes (an index out of range, a matrix product's dimensions) has succeeded.
+        let tail = steps
+            .iter()
+            .rposition(|s| !elementwise(&s.node))
+            .map_or(0, |i| i + 1);
         for (i, step) in steps.iter_mut().enumerate() {
             step.free_after.sort_unstable();
-            if !matches!(step.node.op(), Some(Op::Elemwise(_) | Op::Composite(_))) {
+            if !elementwise(&step.node) {
                 continue;
             }
             let Some(out_ty) = step.node.types().first() else {
                 continue;
             };
             for (k, (v, &s)) in step.node.inputs().iter().zip(&step.inputs).enumerate() {
-                let writable = (s >= n_values && !is_constant(s)) || consumed.contains(&s);
+                let writable =
+                    (s >= n_values && !is_constant(s)) || (i >= tail && consumed.contains(&s));
                 if writable
                     && !outputs.contains(&s)
                     && last_use.get(&s) == Some(&i)
