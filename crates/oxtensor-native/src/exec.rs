@@ -192,7 +192,8 @@ fn alloc(
         match donor.filter(|d| i == 0 && d.dtype() == t.dtype) {
             Some(d) => {
                 // Writing through this pointer is sound: the plan hands a donor only when
-                // this call holds the sole reference to its owned storage, and no Rust
+                // nothing outside this call uses its owned storage (its only other handle, if
+                // any, is a consumed shared variable's, locked by the caller), and no Rust
                 // reference to its elements exists while the kernel runs.
                 ptrs.push(d.data_ptr().cast_mut().cast::<c_void>());
                 outs.push(d.clone());

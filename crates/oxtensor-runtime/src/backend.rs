@@ -20,8 +20,9 @@ pub trait Backend: Send + Sync {
 pub trait Executable: Send + Sync {
     /// Runs on `values` (explicit inputs, then shared inputs), which the caller has already
     /// checked against the input types; returns one tensor per graph output. A consumed shared
-    /// variable ([`FunctionGraph::consumed`]) whose tensor is the only handle to its storage may
-    /// have that storage overwritten; every other value is left untouched.
+    /// variable's value ([`FunctionGraph::consumed`]) may have its storage overwritten when
+    /// nothing but it and one more handle (the variable's own, which the caller must not read
+    /// until it stores the update) holds that storage; every other value is left untouched.
     fn run(&self, values: Vec<Tensor>) -> Result<Vec<Tensor>, RuntimeError> {
         self.run_timed(values, None)
     }

@@ -169,9 +169,10 @@ impl Executable for InterpExecutable {
                 Fusion::None => {}
             }
             match call.donor {
-                // SAFETY: the plan offers a donor only when its slot holds the only handle to
-                // the tensor's storage and lends it to this call alone (the slot is freed
-                // right after), so nothing else reads or writes its elements while it runs.
+                // SAFETY: the plan offers a donor only when nothing outside this call uses the
+                // tensor's storage (its only other handle, if any, is a consumed shared
+                // variable's, locked by the caller) and lends it to this call alone (the slot
+                // is freed right after), so nothing else reads or writes its elements.
                 Some(k) => unsafe { eval_node_in_place(call.node, call.args, k) },
                 None => eval_node(call.node, call.args),
             }

@@ -62,8 +62,9 @@ pub struct Call<'a> {
     /// Its input values.
     pub args: &'a [&'a Tensor],
     /// An input position whose buffer the node may overwrite with its output 0: that tensor is
-    /// C-contiguous, has exactly output 0's shape and dtype, and is referenced by nothing but
-    /// this call (its slot is freed right after). A backend that writes into it returns a
+    /// C-contiguous, has exactly output 0's shape and dtype, and is used by nothing but this
+    /// call (its slot is freed right after; its only other handle, if any, is a consumed
+    /// shared variable's, which the caller holds locked). A backend that writes into it returns a
     /// clone of that tensor as output 0; one that ignores it simply allocates.
     pub donor: Option<usize>,
 }

@@ -103,8 +103,9 @@ pub(in crate::kernels) fn donor_fits(inputs: &[&Tensor], shape: &[usize], k: usi
 /// # Safety
 /// For the duration of the call, nothing else may read or write the elements of
 /// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
-/// The plan guarantees this for [`crate::Call::donor`]: the donor's slot holds the only handle
-/// to its storage and lends it to this call alone.
+/// The plan guarantees this for [`crate::Call::donor`]: nothing outside the call uses the
+/// donor's storage (its only other handle, if any, is a consumed shared variable's, which the
+/// caller holds locked), and its slot lends it to this call alone.
 pub unsafe fn eval_in_place(
     op: &Op,
     inputs: &[&Tensor],

@@ -42,8 +42,7 @@ impl<'t> Args<'t> {
     }
 
     /// Like [`Args::new`], but loops write their output into `inputs[donor]`'s buffer when that
-    /// is possible: the donor is the only handle to its owned storage, C-contiguous, of the
-    /// output's shape and (checked per loop) of the loop's output dtype, and every input
+    /// is possible: the donor's storage is owned, it is C-contiguous, of the output's shape and (checked per loop) of the loop's output dtype, and every input
     /// sharing its storage is the same view. Otherwise loops write a fresh tensor.
     ///
     /// # Safety

@@ -228,16 +228,15 @@ pub fn elemwise(
 }
 
 /// Like [`elemwise`], but writes the result into `inputs[donor]`'s buffer and returns that
-/// tensor, when the buffer can hold it: the tensor is the only handle to its owned storage,
-/// C-contiguous, of the output's shape and dtype, and any other position holding it is the
+/// tensor, when the buffer can hold it: owned storage, C-contiguous, of the output's shape and
+/// dtype, and any other position holding it is the
 /// same view. Otherwise (or for the few results not computed by a loop, such as an empty
 /// output) the result is a fresh tensor, as from [`elemwise`]; the values are the same.
 ///
 /// # Safety
 /// For the duration of the call, nothing else may read or write the elements of
 /// `inputs[donor]`: no slice or pointer into them may be in use, on this thread or another.
-/// (A memory plan that holds the donor's only handle and lends it to this call alone
-/// guarantees this.)
+/// (The memory plan guarantees this for `Call::donor`.)
 pub unsafe fn elemwise_in_place(
     op: ScalarOp,
     inputs: &[&Tensor],
