@@ -240,6 +240,8 @@ impl FunctionBuilder {
 struct SharedLocks {
     /// `(variable, position among the shared inputs, updated)`, in lock order.
     order: Vec<(Var, Option<usize>, Option<usize>)>,
+    /// The number of shared inputs (the values a call appends).
+    n_read: usize,
 }
 
 impl SharedLocks {
@@ -256,7 +258,10 @@ impl SharedLocks {
             }
         }
         order.sort_by_key(|(v, _, _)| v.node().id());
-        SharedLocks { order }
+        SharedLocks {
+            order,
+            n_read: graph.shared_inputs().len(),
+        }
     }
 
     /// Appends the shared inputs' values to `values` and returns the write guards of the update
@@ -269,8 +274,7 @@ impl SharedLocks {
             return Ok(Vec::new());
         }
         let first = values.len();
-        let n_read = self.order.iter().filter(|(_, r, _)| r.is_some()).count();
-        values.resize(first + n_read, Tensor::scalar(false));
+        values.resize(first + self.n_read, Tensor::scalar(false));
         let mut held: Vec<(usize, RwLockWriteGuard<'_, Tensor>)> = Vec::new();
         for (v, read, update) in &self.order {
             let cell = v
