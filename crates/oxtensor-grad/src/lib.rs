@@ -74,6 +74,7 @@ mod forward;
 mod grad;
 mod higher;
 mod index;
+mod inner;
 mod layout;
 pub mod marker;
 mod matmul;

@@ -720,6 +720,31 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             arity(op, inputs, 2)?;
             matmul(op, &inputs[0], &inputs[1])
         }
+        Op::OpFromGraph(o) => {
+            crate::inner::check_args(op, inputs, o.body.input_types())?;
+            Ok(o.body.outputs().iter().map(|v| v.ty().clone()).collect())
+        }
+        Op::IfElse(b) => {
+            let Some((cond, args)) = inputs.split_first() else {
+                return Err(GraphError::Arity {
+                    op: op.to_string(),
+                    expected: "at least 1 (the condition)".into(),
+                    got: 0,
+                });
+            };
+            if cond.ndim() != 0 {
+                return Err(GraphError::rank(op, cond, "0 (a scalar condition)"));
+            }
+            crate::inner::check_args(op, args, b.then_branch.input_types())?;
+            crate::inner::check_args(op, args, b.else_branch.input_types())?;
+            b.then_branch
+                .outputs()
+                .iter()
+                .zip(b.else_branch.outputs())
+                .enumerate()
+                .map(|(i, (t, e))| crate::inner::join_branch_types(op, i, t.ty(), e.ty()))
+                .collect()
+        }
     }
 }
 

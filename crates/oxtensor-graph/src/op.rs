@@ -1,4 +1,5 @@
-use crate::{FrozenGraph, ScalarOp};
+use crate::{FrozenGraph, IfElse, OpFromGraph, ScalarOp};
+use std::sync::Arc;
 use oxtensor_data::DType;
 use smallvec::SmallVec;
 use std::fmt;
@@ -115,6 +116,12 @@ pub enum Op {
     /// `np.matmul`: vector·vector, matrix·vector, matrix·matrix, and batched with broadcasting
     /// of the leading dimensions.
     MatMul,
+    /// A user-defined op whose body is a frozen graph (PyTensor's `OpFromGraph`): inputs are the
+    /// explicit arguments, then the shared variables the body reads; outputs are the body's.
+    OpFromGraph(Arc<OpFromGraph>),
+    /// A lazy branch (PyTensor's `ifelse`): input 0 is a 0-d condition, the rest the inputs of
+    /// both branch graphs; only the branch taken is computed.
+    IfElse(Arc<IfElse>),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -223,6 +230,8 @@ impl Op {
         match self {
             Op::Split { n, .. } => *n,
             Op::Composite(g) => g.outputs().len(),
+            Op::OpFromGraph(o) => o.body.outputs().len(),
+            Op::IfElse(b) => b.then_branch.outputs().len(),
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -359,6 +368,8 @@ impl fmt::Display for Op {
                 write!(f, "Composite{{{}}}", exprs.join(", "))
             }
             Op::MatMul => write!(f, "MatMul"),
+            Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),
+            Op::IfElse(_) => write!(f, "IfElse"),
         }
     }
 }

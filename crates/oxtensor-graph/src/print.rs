@@ -29,7 +29,8 @@ struct Printer {
     ids: FxHashMap<u64, String>,
     opts: PrintOptions,
     out: String,
-    /// Composite nodes met, whose inner graphs are printed after the outer graph.
+    /// Nodes with inner graphs met (Composite, OpFromGraph, IfElse), whose inner graphs are
+    /// printed after the outer graph.
     inner: Vec<Var>,
 }
 
@@ -75,7 +76,12 @@ impl Printer {
     fn walk(&mut self, v: &Var, prefix: &str, branch: &str, depth: usize) {
         let (text, fresh) = self.head(v);
         let _ = writeln!(self.out, "{prefix}{branch}{text}");
-        if fresh && matches!(v.owner(), Some((Op::Composite(_), _))) {
+        if fresh
+            && matches!(
+                v.owner(),
+                Some((Op::Composite(_) | Op::OpFromGraph(_) | Op::IfElse(_), _))
+            )
+        {
             self.inner.push(v.clone());
         }
         if !fresh || self.opts.depth.is_some_and(|d| depth + 1 >= d) {
@@ -142,7 +148,7 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
     for v in outputs {
         p.walk(v, "", "", 0);
     }
-    // PyTensor's layout: each fused Composite again, with its inner outputs under ` ← `.
+    // PyTensor's layout: each node with an inner graph again, its inner outputs under ` ← `.
     if !p.inner.is_empty() {
         p.out.push_str("\nInner graphs:\n");
     }
@@ -152,10 +158,26 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
         k += 1;
         let (text, _) = p.head(&v);
         let _ = writeln!(p.out, "\n{text}");
-        if let Some((Op::Composite(g), _)) = v.owner() {
-            for o in g.outputs() {
-                p.walk(o, "", " ← ", 0);
+        match v.owner() {
+            Some((Op::Composite(g), _)) => {
+                for o in g.outputs() {
+                    p.walk(o, "", " ← ", 0);
+                }
             }
+            Some((Op::OpFromGraph(o), _)) => {
+                for out in o.body.outputs() {
+                    p.walk(out, "", " ← ", 0);
+                }
+            }
+            Some((Op::IfElse(b), _)) => {
+                for (label, branch) in [("then", &b.then_branch), ("else", &b.else_branch)] {
+                    let _ = writeln!(p.out, " {label}:");
+                    for out in branch.outputs() {
+                        p.walk(out, "", " ← ", 0);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     p.out

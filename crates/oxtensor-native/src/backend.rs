@@ -8,7 +8,7 @@ use crate::lower::{Assign, Kernel, lower};
 use crate::{NativeConfig, NativeError};
 use libloading::Library;
 use oxtensor_graph::FunctionGraph;
-use oxtensor_runtime::{Backend, Executable, Plan, RuntimeError};
+use oxtensor_runtime::{Backend, BodyCache, Executable, InnerBodies, Plan, RuntimeError};
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +23,8 @@ pub struct NativeBackend {
     cache: Cache,
     /// Cleared (once, with a warning) when linking against libmvec fails.
     vector_math: AtomicBool,
+    /// Inner-graph bodies compiled by this backend, shared by all its functions.
+    bodies: BodyCache,
 }
 
 /// What [`NativeBackend::compile_graph`] did.
@@ -59,6 +61,7 @@ impl NativeBackend {
             compiler,
             cache,
             vector_math,
+            bodies: BodyCache::default(),
         })
     }
 
@@ -90,6 +93,7 @@ impl NativeBackend {
         let lowered = lower(graph, self.config.interpret_below);
         let plan = Plan::new(graph);
         let parallel = self.config.parallel;
+        let inner = InnerBodies::compile(self, &self.bodies, graph)?;
         if lowered.kernels.is_empty() {
             let info = CompileInfo {
                 cache_hit: true,
@@ -97,7 +101,7 @@ impl NativeBackend {
                 library: None,
             };
             return Ok((
-                NativeExecutable::new(plan, FxHashMap::default(), None, parallel),
+                NativeExecutable::new(plan, FxHashMap::default(), None, inner, parallel),
                 info,
             ));
         }
@@ -133,7 +137,7 @@ impl NativeBackend {
             kernels: unit.distinct(),
             library: Some(path),
         };
-        let exec = NativeExecutable::new(plan, steps, Some(Arc::new(library)), parallel);
+        let exec = NativeExecutable::new(plan, steps, Some(Arc::new(library)), inner, parallel);
         Ok((exec, info))
     }
 

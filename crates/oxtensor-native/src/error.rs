@@ -28,6 +28,9 @@ pub enum NativeError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The body of an inner-graph node (OpFromGraph, IfElse) could not be compiled.
+    #[error("compiling an inner graph: {0}")]
+    Inner(#[from] RuntimeError),
     /// The compiled library could not be loaded or lacks a kernel.
     #[error("loading {path}: {message}")]
     Load {

@@ -14,7 +14,9 @@ use oxtensor_data::Shape;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
-use oxtensor_runtime::{Call, Executable, KernelError, Plan, RuntimeError, eval_node};
+use oxtensor_runtime::{
+    Call, Executable, InnerBodies, KernelError, Plan, RuntimeError, eval_node,
+};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -153,6 +155,8 @@ pub struct NativeExecutable {
     _library: Option<Arc<Library>>,
     /// What a fused producer's slot holds (nothing reads it).
     placeholder: Tensor,
+    /// The compiled bodies of its inner-graph nodes.
+    inner: InnerBodies,
     parallel: bool,
 }
 
@@ -228,6 +232,7 @@ impl NativeExecutable {
         plan: Plan,
         mut steps: FxHashMap<u64, Step>,
         library: Option<Arc<Library>>,
+        inner: InnerBodies,
         parallel: bool,
     ) -> NativeExecutable {
         let position: FxHashMap<u64, usize> = plan
@@ -254,6 +259,7 @@ impl NativeExecutable {
             kernels,
             _library: library,
             placeholder: Tensor::scalar(false),
+            inner,
             parallel,
         }
     }
@@ -581,7 +587,10 @@ impl NativeExecutable {
         // between calls (`LastLayout`), so even on a few elements the C call is the cheaper one,
         // and a fused producer is always left to its reduction.
         match kernel {
-            Kernel::Interp => eval_node(node, args),
+            Kernel::Interp => match self.inner.run(node, args) {
+                Some(result) => result,
+                None => eval_node(node, args),
+            },
             Kernel::Elemwise(f, cost, last) => self.elemwise((*f, *cost, last), node, args, donor),
             Kernel::Fused => {
                 pending.push((index, args.iter().map(|t| (*t).clone()).collect()));

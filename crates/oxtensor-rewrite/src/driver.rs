@@ -9,15 +9,16 @@
 //! node is rebuilt at most once per sweep and a memo maps old variables to new ones, so a sweep
 //! costs time linear in the graph plus the rules' work.
 //!
-//! A `Composite` node's inner graph is rewritten with the same rules (a nested fixpoint over
-//! its 0-d placeholders, memoized per sweep); when that changes it, and the result is still a
-//! valid inner graph (elementwise ops only, same output dtypes), the node is rebuilt with a new
+//! Inner graphs (a `Composite`'s scalar program, an `OpFromGraph`'s body, an `IfElse`'s
+//! branches) are rewritten with the same rules (a nested fixpoint over their placeholders,
+//! memoized per sweep); when that changes one, and the result is still valid (same output
+//! dtypes and ranks; for a Composite, elementwise ops only), the node is rebuilt with a new
 //! frozen graph over the same inputs. An unchanged inner graph keeps its node.
 
 use crate::RewriteError;
 use crate::rule::{Key, Root, Rule, RuleCtx};
 use indexmap::IndexMap;
-use oxtensor_graph::{FrozenGraph, Op, Site, Var, toposort, with_site};
+use oxtensor_graph::{FrozenGraph, IfElse, Op, OpFromGraph, Site, Var, toposort, with_site};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -274,7 +275,7 @@ struct Sweep<'a, 'r> {
     in_flight: FxHashSet<Var>,
     /// Creation sites as strings, for attributing rebuilt and new nodes to the user's code.
     sites: FxHashMap<usize, Arc<str>>,
-    /// Inner graphs of Composites met in this sweep → their rewritten form (`None`: unchanged).
+    /// Inner graphs met in this sweep → their rewritten form (`None`: unchanged).
     inner: FxHashMap<FrozenGraph, Option<FrozenGraph>>,
     stats: &'a mut PassStats,
     rewrites_left: usize,
@@ -378,10 +379,28 @@ impl Sweep<'_, '_> {
             .map(|x| self.lookup(x))
             .collect::<Result<Vec<_>, _>>()?;
         let site = self.site_of(&v);
-        // A Composite's inner graph is rewritten with the same rules (inner graphs in, new
-        // inner graphs out); the node is rebuilt over the new one when it changed.
+        // Inner graphs (a Composite's scalar program, an OpFromGraph's body, an IfElse's
+        // branches) are rewritten with the same rules (inner graphs in, new inner graphs out);
+        // the node is rebuilt over the new ones when they changed.
         let new_op = match op {
-            Op::Composite(g) if self.stop.is_none() => self.rewrite_inner(g)?.map(Op::Composite),
+            _ if self.stop.is_some() => None,
+            Op::Composite(g) => self.rewrite_inner(g, true)?.map(Op::Composite),
+            Op::OpFromGraph(o) => self.rewrite_inner(&o.body, false)?.map(|body| {
+                Op::OpFromGraph(Arc::new(OpFromGraph {
+                    body,
+                    ..(**o).clone()
+                }))
+            }),
+            Op::IfElse(b) => {
+                let then = self.rewrite_inner(&b.then_branch, false)?;
+                let otherwise = self.rewrite_inner(&b.else_branch, false)?;
+                (then.is_some() || otherwise.is_some()).then(|| {
+                    Op::IfElse(Arc::new(IfElse {
+                        then_branch: then.unwrap_or_else(|| b.then_branch.clone()),
+                        else_branch: otherwise.unwrap_or_else(|| b.else_branch.clone()),
+                    }))
+                })
+            }
             _ => None,
         };
         if new_op.is_some() {
@@ -444,9 +463,14 @@ impl Sweep<'_, '_> {
     }
 
     /// The inner graph `g` rewritten to a fixpoint with this pass's rules, or `None` when
-    /// nothing changed (or the result is not a valid inner graph: only elementwise ops over the
+    /// nothing changed, or the result does not keep each output's dtype and rank, or (for a
+    /// `composite`'s scalar program) it is not a valid Composite body: only elementwise ops over the
     /// placeholders, outputs of the same dtypes). Results are memoized per sweep.
-    fn rewrite_inner(&mut self, g: &FrozenGraph) -> Result<Option<FrozenGraph>, RewriteError> {
+    fn rewrite_inner(
+        &mut self,
+        g: &FrozenGraph,
+        composite: bool,
+    ) -> Result<Option<FrozenGraph>, RewriteError> {
         if let Some(done) = self.inner.get(g) {
             return Ok(done.clone());
         }
@@ -463,10 +487,12 @@ impl Sweep<'_, '_> {
             && outputs
                 .iter()
                 .zip(g.outputs())
-                .all(|(n, o)| n.dtype() == o.dtype() && n.ndim() == 0)
-            && toposort(&outputs)
-                .iter()
-                .all(|n| matches!(n.op(), Some(Op::Elemwise(_))));
+                .all(|(n, o)| n.dtype() == o.dtype() && n.ndim() == o.ndim())
+            && (!composite
+                || (outputs.iter().all(|n| n.ndim() == 0)
+                    && toposort(&outputs)
+                        .iter()
+                        .all(|n| matches!(n.op(), Some(Op::Elemwise(_))))));
         let new = if valid {
             FrozenGraph::freeze(&g.placeholders(), &outputs).ok()
         } else {

@@ -133,6 +133,10 @@ pub enum OpKind {
     Composite,
     /// [`Op::MatMul`].
     MatMul,
+    /// [`Op::OpFromGraph`].
+    OpFromGraph,
+    /// [`Op::IfElse`].
+    IfElse,
 }
 
 impl OpKind {
@@ -160,6 +164,8 @@ impl OpKind {
             Op::GradMarker(_) => OpKind::GradMarker,
             Op::Composite(_) => OpKind::Composite,
             Op::MatMul => OpKind::MatMul,
+            Op::OpFromGraph(_) => OpKind::OpFromGraph,
+            Op::IfElse(_) => OpKind::IfElse,
         }
     }
 }

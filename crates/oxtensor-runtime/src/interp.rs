@@ -1,5 +1,5 @@
 use crate::kernels::{self, KernelCtx};
-use crate::{Backend, Executable, KernelError, Plan, RuntimeError};
+use crate::{Backend, BodyCache, Executable, InnerBodies, KernelError, Plan, RuntimeError};
 use oxtensor_data::Tensor;
 use oxtensor_graph::{FunctionGraph, Node, Op, TensorType};
 use rustc_hash::FxHashMap;
@@ -14,6 +14,8 @@ pub struct Interpreter;
 
 struct InterpExecutable {
     plan: Plan,
+    /// The compiled bodies of its inner-graph nodes.
+    inner: InnerBodies,
     /// The schedule, to find a deferred producer by position.
     nodes: Vec<Arc<Node>>,
     /// Per schedule position, what the executor does with the node.
@@ -168,6 +170,9 @@ impl Executable for InterpExecutable {
                 }
                 Fusion::None => {}
             }
+            if let Some(result) = self.inner.run(call.node, call.args) {
+                return result;
+            }
             match call.donor {
                 // SAFETY: the plan offers a donor only when nothing outside this call uses the
                 // tensor's storage (its only other handle, if any, is a consumed shared
@@ -193,8 +198,11 @@ impl Backend for Interpreter {
         let plan = Plan::new(graph);
         let fusion = Fusion::plan(graph, &plan);
         let nodes = plan.schedule().cloned().collect();
+        static BODIES: std::sync::OnceLock<BodyCache> = std::sync::OnceLock::new();
+        let inner = InnerBodies::compile(self, BODIES.get_or_init(BodyCache::default), graph)?;
         Ok(Arc::new(InterpExecutable {
             plan,
+            inner,
             nodes,
             fusion,
         }))

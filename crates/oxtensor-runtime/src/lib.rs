@@ -3,11 +3,13 @@
 
 mod backend;
 mod error;
+mod inner;
 mod interp;
 pub mod kernels;
 mod plan;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};
+pub use inner::{BodyCache, InnerBodies};
 pub use interp::{Interpreter, eval_node};
 pub use plan::{Call, Plan};

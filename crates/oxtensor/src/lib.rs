@@ -35,6 +35,8 @@ pub use shared::{get_value, set_value, shared};
 
 pub use oxtensor_data::{DType, Tensor};
 pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
-pub use oxtensor_graph::{GraphError, PrintOptions, TensorType, Var, debugprint};
+pub use oxtensor_graph::{
+    GraphError, IfElse, OpFromGraph, PrintOptions, TensorType, Var, debugprint, ifelse,
+};
 pub use oxtensor_runtime::RuntimeError;
 pub use {oxtensor_data, oxtensor_graph, oxtensor_rewrite, oxtensor_runtime};

@@ -39,7 +39,9 @@ fn foldable(op: &Op) -> bool {
         | Op::IncTake { .. }
         | Op::Composite(_)
         | Op::GradMarker(_)
-        | Op::MatMul => true,
+        | Op::MatMul
+        | Op::OpFromGraph(_)
+        | Op::IfElse(_) => true,
     }
 }
 

@@ -215,8 +215,27 @@ fn sub_self(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
 }
 
 /// The useless-operation rules.
+// ifelse(true, a, b) → a,  ifelse(false, a, b) → b   (the branch is inlined)
+fn ifelse_constant_condition(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (Op::IfElse(b), [cond, args @ ..]) = v.owner()? else {
+        return None;
+    };
+    let truth = *cond.constant_value()?.to_vec_as::<bool>().first()?;
+    let taken = if truth {
+        &b.then_branch
+    } else {
+        &b.else_branch
+    };
+    taken.instantiate(args).ok()?.into_iter().nth(v.index())
+}
+
 pub const RULES: &[Rule] = &[
     Rule::new("add_zero", Root::Elemwise(ScalarOp::Add), add_zero),
+    Rule::new(
+        "ifelse_constant_condition",
+        Root::Op(OpKind::IfElse),
+        ifelse_constant_condition,
+    ),
     Rule::new("mul_one", Root::Elemwise(ScalarOp::Mul), mul_one),
     Rule::new("nary_single", Root::Op(OpKind::Elemwise), nary_single),
     Rule::new("sub_zero", Root::Elemwise(ScalarOp::Sub), sub_zero),

@@ -67,6 +67,8 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             inputs[1],
             ctx.output_types[0].dtype,
         )?),
+        // Compiled functions run these through their `InnerBodies`; alone, they run here.
+        Op::OpFromGraph(_) | Op::IfElse(_) => crate::inner::eval_alone(op, inputs),
     }
 }
 

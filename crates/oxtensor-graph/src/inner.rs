@@ -1,0 +1,206 @@
+//! Ops whose body is an inner graph: [`OpFromGraph`] (a subroutine) and [`IfElse`] (a lazy
+//! branch). Both hold [`FrozenGraph`]s, as `Composite` does, so two built separately from the
+//! same expressions are the same op (equal and hash-equal in O(1)), and a backend compiles each
+//! distinct body once however many call sites it has.
+//!
+//! An inner graph sees only its positional inputs: a builder passes every variable the body
+//! reads from outside (graph inputs, shared variables) as an explicit input of the node, so the
+//! outer graph keeps a complete picture of what each node depends on.
+
+use crate::fgraph::toposort;
+use crate::{FrozenGraph, GraphError, NodeKind, Op, TensorType, Var};
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+
+/// PyTensor's `OpFromGraph`: a graph from `inputs` to `outputs` used as one op. Calling it on
+/// variables builds one node (not a copy of the graph); its gradient is taken through the body,
+/// or given by `pullback`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpFromGraph {
+    /// The body: explicit inputs, then the shared variables it reads (implicit inputs).
+    pub body: FrozenGraph,
+    /// The name shown when printing (`OpFromGraph` when unset).
+    pub name: Option<Arc<str>>,
+    /// A user-given gradient: a graph from `(inputs…, outputs…, output gradients…)` to one
+    /// gradient per input (PyTensor's `pullback`/`lop_overrides`), frozen like the body.
+    pub pullback: Option<FrozenGraph>,
+    /// The shared variables the body reads, passed after the explicit inputs on every call.
+    pub implicit: Vec<Var>,
+}
+
+impl OpFromGraph {
+    /// Freezes the graph from `inputs` to `outputs`. Shared variables the outputs read become
+    /// implicit inputs; any other graph input they read must be among `inputs`.
+    #[track_caller]
+    pub fn new(
+        inputs: &[Var],
+        outputs: &[Var],
+        name: Option<&str>,
+    ) -> Result<OpFromGraph, GraphError> {
+        let implicit = free_leaves(outputs, |k| matches!(k, NodeKind::Shared(_)))
+            .into_iter()
+            .filter(|v| !inputs.contains(v))
+            .collect::<Vec<_>>();
+        let all: Vec<Var> = inputs.iter().chain(&implicit).cloned().collect();
+        Ok(OpFromGraph {
+            body: FrozenGraph::freeze(&all, outputs)?,
+            name: name.map(Arc::from),
+            pullback: None,
+            implicit,
+        })
+    }
+
+    /// The number of explicit inputs a call takes.
+    pub fn n_explicit(&self) -> usize {
+        self.body.input_types().len() - self.implicit.len()
+    }
+
+    /// Applies the op to `args` (one per explicit input): one node, whose outputs are returned.
+    #[track_caller]
+    pub fn call(self: &Arc<Self>, args: &[Var]) -> Result<Vec<Var>, GraphError> {
+        let op = Op::OpFromGraph(self.clone());
+        if args.len() != self.n_explicit() {
+            return Err(GraphError::Arity {
+                op: op.to_string(),
+                expected: self.n_explicit().to_string(),
+                got: args.len(),
+            });
+        }
+        let all: Vec<Var> = args.iter().chain(&self.implicit).cloned().collect();
+        Ok(Var::apply(op, &all)?.into_vec())
+    }
+
+    /// The body expanded over `args` (explicit inputs): what `inline=True` builds.
+    #[track_caller]
+    pub fn inline(&self, args: &[Var]) -> Result<Vec<Var>, GraphError> {
+        let all: Vec<Var> = args.iter().chain(&self.implicit).cloned().collect();
+        self.body.instantiate(&all)
+    }
+}
+
+/// PyTensor's `IfElse`: outputs `then_branch` when the 0-d condition is true, else
+/// `else_branch`. The branches are inner graphs over the same inputs, so a backend computes only
+/// the branch taken.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IfElse {
+    /// The outputs when the condition holds.
+    pub then_branch: FrozenGraph,
+    /// The outputs otherwise (one per `then` output, of the same dtype and rank).
+    pub else_branch: FrozenGraph,
+}
+
+/// `ifelse(cond, then, else)`: builds one [`IfElse`] node whose branches hold everything
+/// `then` and `else` compute, so neither is computed unless taken. The node's inputs are the
+/// condition and the leaves (graph inputs, shared variables) the branches read.
+#[track_caller]
+pub fn ifelse(cond: &Var, then: &[Var], otherwise: &[Var]) -> Result<Vec<Var>, GraphError> {
+    if then.len() != otherwise.len() {
+        return Err(GraphError::Invalid {
+            op: "IfElse".into(),
+            message: format!(
+                "the branches have {} and {} outputs; they must have as many",
+                then.len(),
+                otherwise.len()
+            ),
+        });
+    }
+    let both: Vec<Var> = then.iter().chain(otherwise).cloned().collect();
+    let captured = free_leaves(&both, |k| {
+        matches!(
+            k,
+            NodeKind::Input | NodeKind::Shared(_) | NodeKind::Placeholder(_)
+        )
+    });
+    let op = IfElse {
+        then_branch: FrozenGraph::freeze(&captured, then)?,
+        else_branch: FrozenGraph::freeze(&captured, otherwise)?,
+    };
+    let inputs: Vec<Var> = std::iter::once(cond.clone()).chain(captured).collect();
+    Ok(Var::apply(Op::IfElse(Arc::new(op)), &inputs)?.into_vec())
+}
+
+/// The leaves of kinds `keep` that `outputs` read, in a deterministic order (first use).
+fn free_leaves(outputs: &[Var], keep: impl Fn(&NodeKind) -> bool) -> Vec<Var> {
+    let mut seen = FxHashSet::default();
+    let mut leaves = Vec::new();
+    let mut visit = |v: &Var| {
+        if v.owner().is_none() && keep(v.node().kind()) && seen.insert(v.clone()) {
+            leaves.push(v.clone());
+        }
+    };
+    for node in toposort(outputs) {
+        node.inputs().iter().for_each(&mut visit);
+    }
+    outputs.iter().for_each(visit);
+    leaves
+}
+
+/// The output type of both branches' output `i`: dtype and rank must agree; a static extent
+/// survives where both have it (PyTensor's rule for branches of different static shapes).
+pub(crate) fn join_branch_types(
+    op: &Op,
+    i: usize,
+    then: &TensorType,
+    otherwise: &TensorType,
+) -> Result<TensorType, GraphError> {
+    if then.dtype != otherwise.dtype || then.ndim() != otherwise.ndim() {
+        return Err(GraphError::invalid(
+            op,
+            format!(
+                "output {i}: the then branch gives {} of rank {}, the else branch {} of rank {}; \
+                 both branches must have the same dtype and rank (cast one)",
+                then.dtype,
+                then.ndim(),
+                otherwise.dtype,
+                otherwise.ndim()
+            ),
+        ));
+    }
+    let shape: Vec<Option<usize>> = then
+        .shape
+        .iter()
+        .zip(&otherwise.shape)
+        .map(|(a, b)| if a == b { *a } else { None })
+        .collect();
+    Ok(TensorType::new(then.dtype, &shape))
+}
+
+/// Checks that `args` fit the `expected` input types of an inner graph: same dtype and rank,
+/// and no contradicting static extent.
+pub(crate) fn check_args(
+    op: &Op,
+    args: &[Var],
+    expected: &[TensorType],
+) -> Result<(), GraphError> {
+    if args.len() != expected.len() {
+        return Err(GraphError::Arity {
+            op: op.to_string(),
+            expected: expected.len().to_string(),
+            got: args.len(),
+        });
+    }
+    for (v, t) in args.iter().zip(expected) {
+        if v.dtype() != t.dtype {
+            return Err(GraphError::dtype(op, v, t.dtype.to_string()));
+        }
+        if v.ndim() != t.ndim() {
+            return Err(GraphError::rank(op, v, t.ndim().to_string()));
+        }
+        let clash = v
+            .ty()
+            .shape
+            .iter()
+            .zip(&t.shape)
+            .any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a != b));
+        if clash {
+            return Err(GraphError::shape(
+                op,
+                format!(
+                    "{} does not fit the inner graph's input {t}",
+                    v.describe()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
