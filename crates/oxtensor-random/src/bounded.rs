@@ -77,10 +77,13 @@ impl Generator {
     }
 
     /// An integer uniform on `[0, rng]` as NumPy's `random_bounded_uint64`: 32-bit words when
-    /// the range fits, a plain 64-bit word for the full range.
+    /// the range fits (a plain one for the full 32-bit range), a plain 64-bit word for the full
+    /// 64-bit range.
     pub fn bounded_u64(&mut self, rng: u64, method: BoundedMethod) -> u64 {
         if rng == 0 {
             0
+        } else if rng == u64::from(u32::MAX) {
+            u64::from(self.bitgen.next_u32())
         } else if let Ok(r32) = u32::try_from(rng) {
             u64::from(match method {
                 BoundedMethod::Lemire => self.lemire_u32(r32),

@@ -95,14 +95,15 @@ impl Generator {
     }
 
     /// `wald(mean, scale)`: Michael, Schucany & Haas's transformation of one normal and one
-    /// uniform draw.
+    /// uniform draw, with the smaller root written as `mean * (1 - 2 / d)` (no cancellation),
+    /// as NumPy 2's `Generator` writes it.
     pub fn wald(&mut self, mean: f64, scale: f64) -> Result<f64> {
         positive("mean", mean)?;
         positive("scale", scale)?;
-        let mu_2l = mean / (2.0 * scale);
         let z = self.standard_normal();
         let y = mean * z * z;
-        let x = mean + mu_2l * (y - (4.0 * scale * y + y * y).sqrt());
+        let d = 1.0 + (1.0 + 4.0 * scale / y).sqrt();
+        let x = mean * (1.0 - 2.0 / d);
         let u = self.random();
         Ok(if u <= mean / (mean + x) {
             x

@@ -117,7 +117,7 @@ impl Generator {
     }
 
     /// `beta(a, b)` without argument checks (a, b > 0 assumed), as NumPy's `random_beta`:
-    /// Jöhnk's algorithm when both are <= 1 (in log space if both powers underflow), the ratio
+    /// Jöhnk's algorithm when both are <= 1 (in log space when either power underflows), the ratio
     /// `Ga / (Ga + Gb)` of gamma draws otherwise.
     pub(crate) fn beta_unchecked(&mut self, a: f64, b: f64) -> f64 {
         if a <= 1.0 && b <= 1.0 {
@@ -128,7 +128,7 @@ impl Generator {
                 let y = v.powf(1.0 / b);
                 let xpy = x + y;
                 if xpy <= 1.0 && u + v > 0.0 {
-                    if xpy > 0.0 {
+                    if x > 0.0 && y > 0.0 {
                         return x / xpy;
                     }
                     let mut log_x = u.ln() / a;

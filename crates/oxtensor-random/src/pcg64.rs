@@ -123,7 +123,7 @@ impl Pcg64 {
 
     /// A float in `[0, 1)` from the top 24 bits of one 32-bit word (NumPy's `next_float`).
     pub fn next_f32(&mut self) -> f32 {
-        (self.next_u32() >> 9) as f32 * (1.0 / 8_388_608.0)
+        (self.next_u32() >> 8) as f32 * (1.0 / 16_777_216.0)
     }
 
     /// Moves the state `delta` steps ahead (modulo 2^128) in O(log delta) time, and drops the
