@@ -48,7 +48,7 @@ impl Generator {
 
     /// `dirichlet(alpha)`: one point of the simplex. Every alpha must be > 0.
     pub fn dirichlet(&mut self, alpha: &[f64]) -> Result<Vec<f64>> {
-        if let Some(bad) = alpha.iter().find(|a| !(**a > 0.0)) {
+        if let Some(bad) = alpha.iter().find(|a| a.is_nan() || **a <= 0.0) {
             return Err(RandomError::new(
                 "alpha",
                 format!("expected every alpha > 0, got {bad}"),

@@ -5,7 +5,8 @@
 //!
 //! One 64-bit word (32-bit for `f32`) gives the layer index, the sign and the magnitude; 99 % of
 //! draws end there. Layer 0 falls back to the tail (Marsaglia's exponential-rejection tail) and
-//! layers 1..255 to a wedge test against the density.
+//! layers 1..255 to a wedge test against the density. Tails take `log1p(-u)` of a uniform u,
+//! so u == 0 is harmless (NumPy's fix for GH 13361).
 
 mod tables;
 
@@ -16,7 +17,7 @@ use tables::{
 };
 
 /// Where the normal ziggurat's tail begins.
-const NOR_R: f64 = 3.654_152_885_361_008_8;
+const NOR_R: f64 = 3.654_152_885_361_009;
 /// `1 / NOR_R`, as NumPy rounds it.
 const NOR_INV_R: f64 = 0.273_661_237_329_758_3;
 /// Where the exponential ziggurat's tail begins.
@@ -39,8 +40,8 @@ pub fn standard_normal(g: &mut Pcg64) -> f64 {
         }
         if idx == 0 {
             loop {
-                let xx = -NOR_INV_R * (1.0 - g.next_f64()).ln();
-                let yy = -(1.0 - g.next_f64()).ln();
+                let xx = -NOR_INV_R * (-g.next_f64()).ln_1p();
+                let yy = -(-g.next_f64()).ln_1p();
                 if yy + yy > xx * xx {
                     return if (rabs >> 8) & 1 == 1 {
                         -(NOR_R + xx)
@@ -74,8 +75,8 @@ pub fn standard_normal_f32(g: &mut Pcg64) -> f32 {
         }
         if idx == 0 {
             loop {
-                let xx = -(NOR_INV_R as f32) * (1.0f32 - g.next_f32()).ln();
-                let yy = -(1.0f32 - g.next_f32()).ln();
+                let xx = -(NOR_INV_R as f32) * (-g.next_f32()).ln_1p();
+                let yy = -(-g.next_f32()).ln_1p();
                 if yy + yy > xx * xx {
                     return if (rabs >> 8) & 1 == 1 {
                         -(NOR_R as f32 + xx)
@@ -105,7 +106,7 @@ pub fn standard_exponential(g: &mut Pcg64) -> f64 {
             return x;
         }
         if idx == 0 {
-            return EXP_R - (1.0 - g.next_f64()).ln();
+            return EXP_R - (-g.next_f64()).ln_1p();
         }
         let u = g.next_f64();
         if (F_EXP_F64[idx - 1] - F_EXP_F64[idx]) * u + F_EXP_F64[idx] < (-x).exp() {
@@ -125,7 +126,7 @@ pub fn standard_exponential_f32(g: &mut Pcg64) -> f32 {
             return x;
         }
         if idx == 0 {
-            return EXP_R as f32 - (1.0f32 - g.next_f32()).ln();
+            return EXP_R as f32 - (-g.next_f32()).ln_1p();
         }
         let u = g.next_f32();
         if (F_EXP_F32[idx - 1] - F_EXP_F32[idx]) * u + F_EXP_F32[idx] < (-x).exp() {
