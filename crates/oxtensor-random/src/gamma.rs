@@ -136,7 +136,13 @@ impl Generator {
                     let log_m = if log_x > log_y { log_x } else { log_y };
                     log_x -= log_m;
                     log_y -= log_m;
-                    return (log_x - (log_x.exp() + log_y.exp()).ln()).exp();
+                    // log(exp(log_x) + exp(log_y)) as NumPy's `logaddexp` evaluates it.
+                    let log_sum = if log_x >= log_y {
+                        log_x + (log_y - log_x).exp().ln_1p()
+                    } else {
+                        log_y + (log_x - log_y).exp().ln_1p()
+                    };
+                    return (log_x - log_sum).exp();
                 }
             }
         }
