@@ -42,6 +42,12 @@ impl Generator {
         self.bitgen.state()
     }
 
+    /// Restores a state saved with [`state`](Self::state) (NumPy's
+    /// `rng.bit_generator.state = ...`).
+    pub fn set_state(&mut self, state: Pcg64State) {
+        self.bitgen = Pcg64::from_state(state);
+    }
+
     /// `random()`: a double uniform on `[0, 1)`.
     pub fn random(&mut self) -> f64 {
         self.bitgen.next_f64()

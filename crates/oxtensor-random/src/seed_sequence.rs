@@ -7,6 +7,8 @@
 //! words, every pool word is mixed into every other, and output words are drawn by hashing the
 //! pool cyclically with a second multiplier sequence.
 
+use crate::error::{RandomError, Result};
+
 const INIT_A: u32 = 0x43b0_d7e5;
 const MULT_A: u32 = 0x931e_8875;
 const INIT_B: u32 = 0x8b51_f9dd;
@@ -80,13 +82,26 @@ impl SeedSequence {
     /// The sequence for entropy already coerced to NumPy's `uint32` word array (for integers
     /// beyond 128 bits use [`int_words`] on their little-endian words).
     pub fn from_entropy_words(entropy: Vec<u32>) -> Self {
-        Self::with_spawn_key(entropy, Vec::new(), DEFAULT_POOL_SIZE)
+        Self::build(entropy, Vec::new(), DEFAULT_POOL_SIZE)
     }
 
-    /// The general constructor: entropy words, spawn key and pool size (NumPy requires
-    /// `pool_size >= 4`; smaller values are raised to 4 here).
-    pub fn with_spawn_key(entropy: Vec<u32>, spawn_key: Vec<u64>, pool_size: usize) -> Self {
-        let pool_size = pool_size.max(DEFAULT_POOL_SIZE);
+    /// The general constructor, `SeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size)`
+    /// with entropy given as words; NumPy requires `pool_size >= 4`.
+    pub fn with_spawn_key(
+        entropy: Vec<u32>,
+        spawn_key: Vec<u64>,
+        pool_size: usize,
+    ) -> Result<Self> {
+        if pool_size < DEFAULT_POOL_SIZE {
+            return Err(RandomError::new(
+                "pool_size",
+                format!("expected at least {DEFAULT_POOL_SIZE} words, got {pool_size}"),
+            ));
+        }
+        Ok(Self::build(entropy, spawn_key, pool_size))
+    }
+
+    fn build(entropy: Vec<u32>, spawn_key: Vec<u64>, pool_size: usize) -> Self {
         let mut seq = Self {
             entropy,
             spawn_key,
@@ -190,7 +205,7 @@ impl SeedSequence {
             .map(|i| {
                 let mut key = self.spawn_key.clone();
                 key.push(i);
-                Self::with_spawn_key(self.entropy.clone(), key, self.pool_size)
+                Self::build(self.entropy.clone(), key, self.pool_size)
             })
             .collect()
     }

@@ -35,7 +35,7 @@ fn seed_sequence_pool_and_state_match_numpy() {
             r[2].split(',').map(|k| k.parse().expect("key")).collect()
         };
         let pool_size: usize = r[3].parse().expect("pool size");
-        let ss = SeedSequence::with_spawn_key(entropy, key, pool_size);
+        let ss = SeedSequence::with_spawn_key(entropy, key, pool_size).expect("pool size >= 4");
         let pool: Vec<u128> = ss.pool().iter().map(|&w| u128::from(w)).collect();
         assert_eq!(pool, hex_list(&r[4]), "pool of {r:?}");
         let s32: Vec<u128> = ss
@@ -66,6 +66,13 @@ fn big_int_and_list_entropy_split_like_numpy() {
         SeedSequence::from_ints(&[1, (1 << 64) + 3, 0]).entropy(),
         &[1, 3, 0, 1, 0]
     );
+}
+
+#[test]
+fn pool_size_below_four_is_an_error_naming_the_argument() {
+    let err = SeedSequence::with_spawn_key(vec![1], Vec::new(), 3).expect_err("pool_size 3");
+    assert_eq!(err.argument, "pool_size");
+    assert!(err.to_string().contains("at least 4"), "{err}");
 }
 
 #[test]
