@@ -12,9 +12,40 @@ mod tables;
 
 use crate::pcg64::Pcg64;
 use tables::{
-    F_EXP_F32, F_EXP_F64, F_NOR_F32, F_NOR_F64, K_EXP_F32, K_EXP_F64, K_NOR_F32, K_NOR_F64,
-    W_EXP_F32, W_EXP_F64, W_NOR_F32, W_NOR_F64,
+    F_EXP_F32_BITS, F_EXP_F64_BITS, F_NOR_F32_BITS, F_NOR_F64_BITS, K_EXP_F32, K_EXP_F64,
+    K_NOR_F32, K_NOR_F64, W_EXP_F32_BITS, W_EXP_F64_BITS, W_NOR_F32_BITS, W_NOR_F64_BITS,
 };
+
+/// A table of doubles from their bits.
+const fn f64_table(bits: [u64; 256]) -> [f64; 256] {
+    let mut out = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        out[i] = f64::from_bits(bits[i]);
+        i += 1;
+    }
+    out
+}
+
+/// A table of floats from their bits.
+const fn f32_table(bits: [u32; 256]) -> [f32; 256] {
+    let mut out = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        out[i] = f32::from_bits(bits[i]);
+        i += 1;
+    }
+    out
+}
+
+static W_NOR_F64: [f64; 256] = f64_table(W_NOR_F64_BITS);
+static F_NOR_F64: [f64; 256] = f64_table(F_NOR_F64_BITS);
+static W_EXP_F64: [f64; 256] = f64_table(W_EXP_F64_BITS);
+static F_EXP_F64: [f64; 256] = f64_table(F_EXP_F64_BITS);
+static W_NOR_F32: [f32; 256] = f32_table(W_NOR_F32_BITS);
+static F_NOR_F32: [f32; 256] = f32_table(F_NOR_F32_BITS);
+static W_EXP_F32: [f32; 256] = f32_table(W_EXP_F32_BITS);
+static F_EXP_F32: [f32; 256] = f32_table(F_EXP_F32_BITS);
 
 /// Where the normal ziggurat's tail begins.
 const NOR_R: f64 = 3.654_152_885_361_009;
