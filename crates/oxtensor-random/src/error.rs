@@ -1,4 +1,7 @@
 //! The error type of this crate: a parameter outside the domain a distribution accepts.
+//!
+//! The checks are NumPy's, with one deliberate difference: a NaN parameter is an error here,
+//! where NumPy lets NaN through most checks and returns NaN draws.
 
 use std::fmt;
 
