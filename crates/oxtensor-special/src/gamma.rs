@@ -37,21 +37,24 @@ const LN_PI: DD = DD { hi: 1.1447298858494002, lo: 1.0265951162707826e-17 };
 /// Where Stirling's series takes over from the upward shift.
 const STIRLING_MIN: f64 = 12.0;
 
-/// The tail `Σ_k B_2k / (2k (2k-1) z^(2k-1))` of Stirling's series, for `z >= 12`; small (at most
-/// 1/144), so f64 suffices.
-fn stirling_tail(z: f64) -> f64 {
-    let w = 1.0 / z;
+/// The tail `Σ_k B_2k / (2k (2k-1) z^(2k-1))` of Stirling's series, for `z >= 12`: the first two
+/// terms in double-double (their f64 rounding would be visible in `P(a, x)` for tiny `a`), the
+/// rest, below 1e-9, in f64.
+fn stirling_tail(z: DD) -> DD {
+    let w = z.recip();
     let w2 = w * w;
-    let mut s = 0.0;
-    for &c in STIRLING.iter().rev() {
-        s = s * w2 + c;
+    let mut rest = 0.0;
+    for &c in STIRLING[2..].iter().rev() {
+        rest = rest * w2.hi + c;
     }
-    s * w
+    let c2 = DD::new(-1.0) / 360.0;
+    let c1 = DD::ONE / 12.0;
+    (c1 + w2 * (c2 + w2 * rest)) * w
 }
 
 /// `ln Γ(z)` by Stirling's series, `z >= 12`.
 fn stirling(z: DD) -> DD {
-    (z - 0.5) * z.ln() - z + DD::HALF_LN_2PI + stirling_tail(z.hi)
+    (z - 0.5) * z.ln() - z + DD::HALF_LN_2PI + stirling_tail(z)
 }
 
 /// `ln |Γ(z)|` in double-double and the sign of `Γ(z)`. `z` must be finite and not a

@@ -118,3 +118,43 @@ fn factorial() {
 fn poch() {
     check("poch", 4.0, |a| sp::poch(a[0], a[1]));
 }
+#[test]
+fn beta() {
+    check("beta", 4.0, |a| sp::beta(a[0], a[1]));
+}
+#[test]
+fn betaln() {
+    check("betaln", 4.0, |a| sp::betaln(a[0], a[1]));
+}
+#[test]
+fn gammainc() {
+    check("gammainc", 4.0, |a| sp::gammainc(a[0], a[1]));
+}
+#[test]
+fn gammaincc() {
+    check("gammaincc", 4.0, |a| sp::gammaincc(a[0], a[1]));
+}
+#[test]
+fn chi2sf() {
+    check("chi2sf", 4.0, |a| sp::chi2sf(a[0], a[1]));
+}
+#[test]
+fn gammaincinv() {
+    check("gammaincinv", 4.0, |a| sp::gammaincinv(a[0], a[1]));
+}
+#[test]
+fn gammainccinv() {
+    check("gammainccinv", 4.0, |a| sp::gammainccinv(a[0], a[1]));
+}
+#[test]
+fn erfinv() {
+    check("erfinv", 4.0, |a| sp::erfinv(a[0]));
+}
+#[test]
+fn erfcinv() {
+    check("erfcinv", 4.0, |a| sp::erfcinv(a[0]));
+}
+#[test]
+fn erfcx() {
+    check("erfcx", 4.0, |a| sp::erfcx(a[0]));
+}
