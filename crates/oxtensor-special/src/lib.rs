@@ -2,6 +2,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 //! Scalar special functions for oxtensor, with SciPy's semantics.
 
+mod bessel_ik;
 mod beta;
 mod dd;
 mod erf;
@@ -9,6 +10,7 @@ mod gamma;
 mod incgamma;
 mod psi;
 
+pub use bessel_ik::{i0, i0e, i1, i1e, iv, ive, kn, kv, kve};
 pub use beta::{beta, betaln};
 pub use erf::{erfcinv, erfcx, erfinv};
 pub use gamma::{factorial, gamma, gammaln, poch};

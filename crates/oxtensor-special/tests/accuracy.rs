@@ -158,3 +158,39 @@ fn erfcinv() {
 fn erfcx() {
     check("erfcx", 4.0, |a| sp::erfcx(a[0]));
 }
+#[test]
+fn i0() {
+    check("i0", 4.0, |a| sp::i0(a[0]));
+}
+#[test]
+fn i1() {
+    check("i1", 4.0, |a| sp::i1(a[0]));
+}
+#[test]
+fn i0e() {
+    check("i0e", 4.0, |a| sp::i0e(a[0]));
+}
+#[test]
+fn i1e() {
+    check("i1e", 4.0, |a| sp::i1e(a[0]));
+}
+#[test]
+fn iv() {
+    check("iv", 4.0, |a| sp::iv(a[0], a[1]));
+}
+#[test]
+fn ive() {
+    check("ive", 4.0, |a| sp::ive(a[0], a[1]));
+}
+#[test]
+fn kv() {
+    check("kv", 4.0, |a| sp::kv(a[0], a[1]));
+}
+#[test]
+fn kve() {
+    check("kve", 4.0, |a| sp::kve(a[0], a[1]));
+}
+#[test]
+fn kn() {
+    check("kn", 4.0, |a| sp::kn(a[0], a[1]));
+}
