@@ -12,7 +12,7 @@ use crate::dd::DD;
 use crate::gamma::{is_nonpos_int, lgamma_dd, lgamma_diff};
 
 /// `ln |B(a, b)|` in double-double and the sign of B, for finite arguments that are not poles.
-fn lbeta_dd(a: f64, b: f64) -> (DD, f64) {
+pub(crate) fn lbeta_dd(a: f64, b: f64) -> (DD, f64) {
     let (big, small) = if a >= b { (a, b) } else { (b, a) };
     if small > 0.0 && big >= 12.0 {
         let (lg, _) = lgamma_dd(DD::new(small));

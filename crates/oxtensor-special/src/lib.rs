@@ -5,14 +5,18 @@
 mod bessel_ik;
 mod beta;
 mod dd;
+mod elementary;
 mod erf;
 mod gamma;
+mod incbeta;
 mod incgamma;
 mod psi;
 
 pub use bessel_ik::{i0, i0e, i1, i1e, iv, ive, kn, kv, kve};
 pub use beta::{beta, betaln};
+pub use elementary::{expit, log1mexp, logit, xlog1py, xlogy};
 pub use erf::{erfcinv, erfcx, erfinv};
 pub use gamma::{factorial, gamma, gammaln, poch};
+pub use incbeta::{betainc, betaincinv};
 pub use incgamma::{chi2sf, gammainc, gammaincc, gammainccinv, gammaincinv};
 pub use psi::{digamma, polygamma, trigamma};

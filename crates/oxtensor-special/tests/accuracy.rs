@@ -194,3 +194,31 @@ fn kve() {
 fn kn() {
     check("kn", 4.0, |a| sp::kn(a[0], a[1]));
 }
+#[test]
+fn log1mexp() {
+    check("log1mexp", 4.0, |a| sp::log1mexp(a[0]));
+}
+#[test]
+fn xlogy() {
+    check("xlogy", 4.0, |a| sp::xlogy(a[0], a[1]));
+}
+#[test]
+fn xlog1py() {
+    check("xlog1py", 4.0, |a| sp::xlog1py(a[0], a[1]));
+}
+#[test]
+fn logit() {
+    check("logit", 4.0, |a| sp::logit(a[0]));
+}
+#[test]
+fn expit() {
+    check("expit", 4.0, |a| sp::expit(a[0]));
+}
+#[test]
+fn betainc() {
+    check("betainc", 4.0, |a| sp::betainc(a[0], a[1], a[2]));
+}
+#[test]
+fn betaincinv() {
+    check("betaincinv", 4.0, |a| sp::betaincinv(a[0], a[1], a[2]));
+}
