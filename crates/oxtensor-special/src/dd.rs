@@ -169,6 +169,25 @@ impl DD {
         (r, n.rem_euclid(2.0) == 1.0)
     }
 
+    /// sin(self) for |self| <= π/2 (no argument reduction).
+    pub fn sin_small(self) -> DD {
+        sin_taylor(self)
+    }
+
+    /// cos(self) for |self| <= π/2 (no argument reduction).
+    pub fn cos_small(self) -> DD {
+        cos_taylor(self)
+    }
+
+    /// The square root (self >= 0), one Newton correction on the f64 root.
+    pub fn sqrt_dd(self) -> DD {
+        if self.hi <= 0.0 {
+            return DD::new(self.hi.sqrt());
+        }
+        let s = self.hi.sqrt();
+        DD::new(s) + (self - DD::prod(s, s)) / (2.0 * s)
+    }
+
     /// The absolute value.
     #[inline]
     pub fn abs(self) -> DD {

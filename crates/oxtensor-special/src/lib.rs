@@ -3,6 +3,7 @@
 //! Scalar special functions for oxtensor, with SciPy's semantics.
 
 mod bessel_ik;
+mod bessel_j;
 mod beta;
 mod dd;
 mod elementary;
@@ -13,6 +14,7 @@ mod incgamma;
 mod psi;
 
 pub use bessel_ik::{i0, i0e, i1, i1e, iv, ive, kn, kv, kve};
+pub use bessel_j::{j0, j1, jv};
 pub use beta::{beta, betaln};
 pub use elementary::{expit, log1mexp, logit, xlog1py, xlogy};
 pub use erf::{erfcinv, erfcx, erfinv};

@@ -222,3 +222,15 @@ fn betainc() {
 fn betaincinv() {
     check("betaincinv", 4.0, |a| sp::betaincinv(a[0], a[1], a[2]));
 }
+#[test]
+fn j0() {
+    check("j0", 4.0, |a| sp::j0(a[0]));
+}
+#[test]
+fn j1() {
+    check("j1", 4.0, |a| sp::j1(a[0]));
+}
+#[test]
+fn jv() {
+    check("jv", 4.0, |a| sp::jv(a[0], a[1]));
+}
