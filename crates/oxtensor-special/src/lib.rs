@@ -11,6 +11,7 @@ mod erf;
 mod gamma;
 mod incbeta;
 mod incgamma;
+mod owens;
 mod psi;
 
 pub use bessel_ik::{i0, i0e, i1, i1e, iv, ive, kn, kv, kve};
@@ -21,4 +22,5 @@ pub use erf::{erfcinv, erfcx, erfinv};
 pub use gamma::{factorial, gamma, gammaln, poch};
 pub use incbeta::{betainc, betaincinv};
 pub use incgamma::{chi2sf, gammainc, gammaincc, gammainccinv, gammaincinv};
+pub use owens::owens_t;
 pub use psi::{digamma, polygamma, trigamma};
