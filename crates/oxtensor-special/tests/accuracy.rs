@@ -242,3 +242,7 @@ fn jv() {
 fn owens_t() {
     check("owens_t", 4.0, |a| sp::owens_t(a[0], a[1]));
 }
+#[test]
+fn hyp2f1() {
+    check("hyp2f1", 4.0, |a| sp::hyp2f1(a[0], a[1], a[2], a[3]));
+}
