@@ -124,13 +124,6 @@ pub(crate) fn is_nonpos_int(x: f64) -> bool {
     x <= 0.0 && x == x.floor()
 }
 
-/// The sign of Γ(x) for finite x that is not a pole: positive for x > 0, alternating between
-/// the poles for x < 0.
-#[inline]
-pub(crate) fn gamma_sign(x: f64) -> f64 {
-    if x > 0.0 || (x.floor() as i64).rem_euclid(2) == 0 { 1.0 } else { -1.0 }
-}
-
 /// The gamma function Γ(x) (SciPy `gamma`).
 ///
 /// Γ(±0) = ±inf, NaN at negative integers and -inf, overflow to inf above x ≈ 171.62 and
