@@ -36,7 +36,7 @@ fn hankel_sum(v: f64, x: f64) -> Option<DD> {
     let mut prev = f64::INFINITY;
     for k in 1..200 {
         let odd = (2 * k - 1) as f64;
-        term = term * -(mu - odd * odd) / (8.0 * k as f64 * x);
+        term = term * -(mu - odd * odd) / DD::prod(8.0 * k as f64, x);
         let size = term.hi.abs();
         if size > prev {
             return None;

@@ -49,19 +49,23 @@ fn series(v: f64, x: f64) -> Option<DD> {
     Some(front * sum)
 }
 
-/// Hankel's `(P, Q)` sums, or `None` when they do not converge to 1e-17 before diverging.
+/// Hankel's `(P, Q)` sums, or `None` when they do not reach 1e-17 before diverging. The sum
+/// runs on, while the terms still fall, to 1e-33: near a zero of J the two parts cancel and the
+/// extra digits are what keeps the small result's relative accuracy.
 fn hankel_pq(v: f64, x: f64) -> Option<(DD, DD)> {
     let mu = DD::prod(2.0 * v, 2.0 * v);
     let mut t = DD::ONE;
     let (mut p, mut q) = (DD::ONE, DD::ZERO);
     let mut prev = f64::INFINITY;
-    for k in 1..400 {
+    for k in 1..1000 {
         let odd = (2 * k - 1) as f64;
-        t = t * (mu - odd * odd) / (8.0 * k as f64 * x);
-        let size = t.hi.abs();
-        if size > prev && size > 1e-18 {
-            return None;
+        let next = t * (mu - odd * odd) / DD::prod(8.0 * k as f64, x);
+        let size = next.hi.abs();
+        if size > prev {
+            // Asymptotic series: stop at the smallest term if it is small enough.
+            return if prev < 1e-17 { Some((p, q)) } else { None };
         }
+        t = next;
         // t_k enters P (even k) or Q (odd k) with sign (-1)^(k/2) resp. (-1)^((k-1)/2).
         match k % 4 {
             0 => p = p + t,
@@ -69,12 +73,12 @@ fn hankel_pq(v: f64, x: f64) -> Option<(DD, DD)> {
             2 => p = p - t,
             _ => q = q - t,
         }
-        if size < 1e-18 {
+        if size < 1e-33 {
             return Some((p, q));
         }
         prev = size;
     }
-    None
+    if prev < 1e-17 { Some((p, q)) } else { None }
 }
 
 /// `(cos χ, sin χ)` for `χ = x - (v/2 + 1/4) π`.
@@ -118,7 +122,7 @@ fn recurrence(v: f64, x: f64) -> Option<DD> {
     let forward_to = n.min(x.floor());
     let mut k = 1.0;
     while k < forward_to {
-        let next = cur * (2.0 * (mu + k) / x) - prev;
+        let next = cur * (DD::new(2.0 * (mu + k)) / x) - prev;
         prev = cur;
         cur = next;
         k += 1.0;
@@ -127,12 +131,12 @@ fn recurrence(v: f64, x: f64) -> Option<DD> {
         return Some(cur);
     }
     // Ratios r_j = J_{μ+j} / J_{μ+j-1} for j = k+1..n, from the backward continued fraction.
-    let top = n + 100.0 + x;
+    let top = (n + 100.0 + x).floor();
     let mut r = DD::ZERO;
     let mut j = top;
     let mut product = DD::ONE;
     while j > k {
-        r = (DD::new(2.0 * (mu + j) / x) - r).recip();
+        r = (DD::new(2.0 * (mu + j)) / x - r).recip();
         if j <= n {
             product = product * r;
         }

@@ -30,10 +30,16 @@ fn pq_dd(a: f64, x: f64) -> (DD, DD) {
         let mut term = DD::ONE;
         let mut sum = DD::ONE;
         let mut n = 1.0;
-        while term.hi > 1e-17 * sum.hi && n < 1e6 {
+        // Stop when the remaining tail, at most term / (1 - x/(a+n)), is below 1e-18 of the sum
+        // (for a ≈ x the ratio is close to 1 and a fixed cut-off would leave ulps behind).
+        loop {
             term = term * (DD::new(x) / DD::sum(a, n));
             sum = sum + term;
             n += 1.0;
+            let shrink = 1.0 - x / (a + n);
+            if (shrink > 0.0 && term.hi < 1e-18 * sum.hi * shrink) || n > 1e7 {
+                break;
+            }
         }
         let p = lnd.exp() * sum / a;
         if a < 1.0 {
