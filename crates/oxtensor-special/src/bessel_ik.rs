@@ -52,12 +52,10 @@ fn hankel_sum(v: f64, x: f64) -> Option<DD> {
 
 /// `ln I_v(x)` (`scaled` subtracts x) and the sign, for x > 0 and v not a negative integer.
 fn ln_iv(v: f64, x: f64, scaled: bool) -> (DD, f64) {
-    if x > HANKEL_MIN_X {
-        if let Some(sum) = hankel_sum(v, x) {
-            let ln_pref = -(DD::HALF_LN_2PI + DD::new(x).ln() * 0.5);
-            let ln_pref = if scaled { ln_pref } else { ln_pref + x };
-            return (ln_pref + sum.abs().ln(), sum.hi.signum());
-        }
+    if let Some(sum) = (x > HANKEL_MIN_X).then(|| hankel_sum(v, x)).flatten() {
+        let ln_pref = -(DD::HALF_LN_2PI + DD::new(x).ln() * 0.5);
+        let ln_pref = if scaled { ln_pref } else { ln_pref + x };
+        return (ln_pref + sum.abs().ln(), sum.hi.signum());
     }
     // Power series Σ r_k, r_0 = 1, r_k = r_{k-1} (x²/4) / (k (k + v)).
     let q = DD::prod(x, x) * 0.25;

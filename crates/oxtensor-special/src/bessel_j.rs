@@ -17,7 +17,10 @@ use crate::dd::DD;
 use crate::gamma::lgamma_dd;
 
 /// π/2 in double-double.
-const HALF_PI: DD = DD { hi: 1.5707963267948966, lo: 6.123233995736766e-17 };
+const HALF_PI: DD = DD {
+    hi: core::f64::consts::FRAC_PI_2,
+    lo: 6.123233995736766e-17,
+};
 
 /// The series region's tolerated cancellation (largest term / result).
 const MAX_SERIES_LOSS: f64 = 1e15;
@@ -182,7 +185,9 @@ pub fn jv(v: f64, x: f64) -> f64 {
     let value = if x <= 25.0 {
         series(v, x)
     } else {
-        hankel(v, x).or_else(|| series(v, x)).or_else(|| if v >= 0.0 { recurrence(v, x) } else { None })
+        hankel(v, x)
+            .or_else(|| series(v, x))
+            .or_else(|| if v >= 0.0 { recurrence(v, x) } else { None })
     };
     value.map_or_else(|| series_unchecked(v, x), DD::to_f64)
 }

@@ -31,8 +31,16 @@ fn pole_case(a: f64, b: f64, log: bool) -> Option<f64> {
     for (p, q) in [(a, b), (b, a)] {
         if is_nonpos_int(p) {
             if q == q.floor() && 1.0 - p - q > 0.0 {
-                let sign = if (q as i64).rem_euclid(2) == 0 { 1.0 } else { -1.0 };
-                return Some(if log { betaln(1.0 - p - q, q) } else { sign * beta(1.0 - p - q, q) });
+                let sign = if (q as i64).rem_euclid(2) == 0 {
+                    1.0
+                } else {
+                    -1.0
+                };
+                return Some(if log {
+                    betaln(1.0 - p - q, q)
+                } else {
+                    sign * beta(1.0 - p - q, q)
+                });
             }
             return Some(f64::INFINITY);
         }
@@ -51,7 +59,11 @@ pub fn beta(a: f64, b: f64) -> f64 {
     }
     if a.is_infinite() || b.is_infinite() {
         let other = if a.is_infinite() { b } else { a };
-        return if a > 0.0 && b > 0.0 || other > 0.0 && (a > 0.0 || b > 0.0) { 0.0 } else { f64::NAN };
+        return if a > 0.0 && b > 0.0 || other > 0.0 && (a > 0.0 || b > 0.0) {
+            0.0
+        } else {
+            f64::NAN
+        };
     }
     if let Some(v) = pole_case(a, b, false) {
         return v;
@@ -66,7 +78,11 @@ pub fn betaln(a: f64, b: f64) -> f64 {
         return f64::NAN;
     }
     if a.is_infinite() || b.is_infinite() {
-        return if a > 0.0 && b > 0.0 { f64::NEG_INFINITY } else { f64::NAN };
+        return if a > 0.0 && b > 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if let Some(v) = pole_case(a, b, true) {
         return v;

@@ -48,11 +48,20 @@ impl DD {
     /// One.
     pub const ONE: DD = DD { hi: 1.0, lo: 0.0 };
     /// π.
-    pub const PI: DD = DD { hi: 3.141592653589793, lo: 1.2246467991473532e-16 };
+    pub const PI: DD = DD {
+        hi: core::f64::consts::PI,
+        lo: 1.2246467991473532e-16,
+    };
     /// ln 2.
-    pub const LN2: DD = DD { hi: 0.6931471805599453, lo: 2.3190468138462996e-17 };
+    pub const LN2: DD = DD {
+        hi: core::f64::consts::LN_2,
+        lo: 2.3190468138462996e-17,
+    };
     /// ln(2π) / 2, the constant of Stirling's series.
-    pub const HALF_LN_2PI: DD = DD { hi: 0.9189385332046728, lo: -3.8782941580672414e-17 };
+    pub const HALF_LN_2PI: DD = DD {
+        hi: 0.9189385332046728,
+        lo: -3.8782941580672414e-17,
+    };
 
     /// An f64 as a double-double (exact).
     #[inline]
@@ -89,7 +98,10 @@ impl DD {
     /// Multiplication by a power of two (exact unless it under/overflows).
     #[inline]
     pub fn ldexp(self, k: i32) -> DD {
-        DD { hi: libm::scalbn(self.hi, k), lo: libm::scalbn(self.lo, k) }
+        DD {
+            hi: libm::scalbn(self.hi, k),
+            lo: libm::scalbn(self.lo, k),
+        }
     }
 
     /// e^self to double-double precision; overflows to +inf and underflows to 0 like `exp`.
@@ -227,7 +239,10 @@ impl Neg for DD {
     type Output = DD;
     #[inline]
     fn neg(self) -> DD {
-        DD { hi: -self.hi, lo: -self.lo }
+        DD {
+            hi: -self.hi,
+            lo: -self.lo,
+        }
     }
 }
 
@@ -244,7 +259,11 @@ impl Add for DD {
         let (s1, s2) = quick_two_sum(s1, s2);
         let s2 = s2 + t2;
         let (hi, lo) = quick_two_sum(s1, s2);
-        if hi.is_finite() { DD { hi, lo } } else { DD { hi, lo: 0.0 } }
+        if hi.is_finite() {
+            DD { hi, lo }
+        } else {
+            DD { hi, lo: 0.0 }
+        }
     }
 }
 
@@ -258,7 +277,11 @@ impl Add<f64> for DD {
         let (s1, s2) = two_sum(self.hi, b);
         let s2 = s2 + self.lo;
         let (hi, lo) = quick_two_sum(s1, s2);
-        if hi.is_finite() { DD { hi, lo } } else { DD { hi, lo: 0.0 } }
+        if hi.is_finite() {
+            DD { hi, lo }
+        } else {
+            DD { hi, lo: 0.0 }
+        }
     }
 }
 
@@ -288,7 +311,11 @@ impl Mul for DD {
         let (p1, p2) = two_prod(self.hi, b.hi);
         let p2 = p2 + (self.hi * b.lo + self.lo * b.hi);
         let (hi, lo) = quick_two_sum(p1, p2);
-        if hi.is_finite() { DD { hi, lo } } else { DD { hi, lo: 0.0 } }
+        if hi.is_finite() {
+            DD { hi, lo }
+        } else {
+            DD { hi, lo: 0.0 }
+        }
     }
 }
 
@@ -302,7 +329,11 @@ impl Mul<f64> for DD {
         let (p1, p2) = two_prod(self.hi, b);
         let p2 = p2 + self.lo * b;
         let (hi, lo) = quick_two_sum(p1, p2);
-        if hi.is_finite() { DD { hi, lo } } else { DD { hi, lo: 0.0 } }
+        if hi.is_finite() {
+            DD { hi, lo }
+        } else {
+            DD { hi, lo: 0.0 }
+        }
     }
 }
 
@@ -339,7 +370,10 @@ mod tests {
     fn exp_and_ln_invert_each_other_to_double_double_precision() {
         for &x in &[-700.0, -3.5, -1e-10, 0.0, 1e-20, 0.5, 1.0, 10.0, 700.0] {
             let y = DD::new(x).exp().ln();
-            assert!((y - x).to_f64().abs() <= 1e-29 * x.abs().max(1.0), "x = {x}: {y:?}");
+            assert!(
+                (y - x).to_f64().abs() <= 1e-29 * x.abs().max(1.0),
+                "x = {x}: {y:?}"
+            );
         }
         assert_eq!(DD::ONE.exp().hi, core::f64::consts::E);
     }

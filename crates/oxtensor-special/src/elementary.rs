@@ -10,7 +10,11 @@ pub fn log1mexp(x: f64) -> f64 {
     if x.is_nan() || x > 0.0 {
         return f64::NAN;
     }
-    if x > -core::f64::consts::LN_2 { libm::log(-libm::expm1(x)) } else { libm::log1p(-libm::exp(x)) }
+    if x > -core::f64::consts::LN_2 {
+        libm::log(-libm::expm1(x))
+    } else {
+        libm::log1p(-libm::exp(x))
+    }
 }
 
 /// `x * log(y)` with `0 * log(y) = 0` for any y that is not NaN (SciPy `xlogy`).

@@ -11,7 +11,7 @@
 use crate::dd::DD;
 
 /// 2/√π.
-const TWO_OVER_SQRT_PI: f64 = 1.1283791670955126;
+const TWO_OVER_SQRT_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI;
 /// √π / 2.
 const SQRT_PI_OVER_TWO: f64 = 0.886226925452758;
 
@@ -92,7 +92,11 @@ pub fn erfinv(y: f64) -> f64 {
         return y * f64::INFINITY;
     }
     let t = y.abs();
-    let x = if t <= 0.5 { erf_root(t) } else { erfc_root(1.0 - t) };
+    let x = if t <= 0.5 {
+        erf_root(t)
+    } else {
+        erfc_root(1.0 - t)
+    };
     x.copysign(y)
 }
 

@@ -32,7 +32,10 @@ const STIRLING: [f64; 15] = [
 ];
 
 /// ln π in double-double.
-const LN_PI: DD = DD { hi: 1.1447298858494002, lo: 1.0265951162707826e-17 };
+const LN_PI: DD = DD {
+    hi: 1.1447298858494002,
+    lo: 1.0265951162707826e-17,
+};
 
 /// Where Stirling's series takes over from the upward shift.
 const STIRLING_MIN: f64 = 12.0;
@@ -60,7 +63,7 @@ fn stirling(z: DD) -> DD {
 /// `ln |Γ(z)|` in double-double and the sign of `Γ(z)`. `z` must be finite and not a
 /// non-positive integer.
 pub(crate) fn lgamma_dd(z: DD) -> (DD, f64) {
-    if z.hi == 1.0 && z.lo == 0.0 || z.hi == 2.0 && z.lo == 0.0 {
+    if z.lo == 0.0 && (z.hi == 1.0 || z.hi == 2.0) {
         return (DD::ZERO, 1.0);
     }
     if z.hi < 0.5 {
@@ -76,7 +79,11 @@ pub(crate) fn lgamma_dd(z: DD) -> (DD, f64) {
         zz = zz + 1.0;
     }
     let lg = stirling(zz);
-    if prod.hi == 1.0 && prod.lo == 0.0 { (lg, 1.0) } else { (lg - prod.ln(), 1.0) }
+    if prod.hi == 1.0 && prod.lo == 0.0 {
+        (lg, 1.0)
+    } else {
+        (lg - prod.ln(), 1.0)
+    }
 }
 
 /// `log(1 + t) - t` in double-double, `t > -1`.
@@ -88,7 +95,11 @@ pub(crate) fn log1pmx_dd(t: DD) -> DD {
         let mut k = 2.0;
         while pow.hi.abs() > 1e-34 * s.hi.abs().max(1e-300) && k < 80.0 {
             let term = pow / k;
-            s = if (k as i32) % 2 == 0 { s - term } else { s + term };
+            s = if (k as i32) % 2 == 0 {
+                s - term
+            } else {
+                s + term
+            };
             pow = pow * t;
             k += 1.0;
         }
@@ -248,7 +259,10 @@ mod tests {
         let (a, b) = (DD::new(20.5), DD::new(3.25));
         let direct = lgamma_dd(a + b).0 - lgamma_dd(a).0;
         let diff = lgamma_diff(a, b);
-        assert!((direct - diff).to_f64().abs() < 1e-15, "{direct:?} vs {diff:?}");
+        assert!(
+            (direct - diff).to_f64().abs() < 1e-15,
+            "{direct:?} vs {diff:?}"
+        );
     }
 
     #[test]

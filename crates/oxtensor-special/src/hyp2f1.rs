@@ -88,15 +88,30 @@ pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
         return 1.0;
     }
     // Terminating numerator: a finite sum, valid for every x.
-    let terminating = [a, b].into_iter().filter(|&p| is_nonpos_int(p)).map(|p| -p).fold(f64::INFINITY, f64::min);
+    let terminating = [a, b]
+        .into_iter()
+        .filter(|&p| is_nonpos_int(p))
+        .map(|p| -p)
+        .fold(f64::INFINITY, f64::min);
     if terminating.is_finite() && (!is_nonpos_int(c) || terminating < -c) {
-        return series(DD::new(a), DD::new(b), DD::new(c), DD::new(x), terminating + 1.0).to_f64();
+        return series(
+            DD::new(a),
+            DD::new(b),
+            DD::new(c),
+            DD::new(x),
+            terminating + 1.0,
+        )
+        .to_f64();
     }
     if is_nonpos_int(c) {
         return f64::INFINITY;
     }
     if x > 1.0 || x.is_infinite() {
-        return if x.is_infinite() && x < 0.0 { f64::NAN } else { f64::INFINITY };
+        return if x.is_infinite() && x < 0.0 {
+            f64::NAN
+        } else {
+            f64::INFINITY
+        };
     }
     if x == 1.0 {
         let s = DD::sum(c, -a) - b;
@@ -110,7 +125,14 @@ pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
         if x <= 0.5 {
             return series(DD::new(a), DD::new(b), DD::new(c), DD::new(x), 1e6).to_f64();
         }
-        return unit_interval(DD::new(a), DD::new(b), DD::new(c), DD::new(x), DD::sum(1.0, -x)).to_f64();
+        return unit_interval(
+            DD::new(a),
+            DD::new(b),
+            DD::new(c),
+            DD::new(x),
+            DD::sum(1.0, -x),
+        )
+        .to_f64();
     }
     // Pfaff: (1-x)^-a F(a, c-b; c; x/(x-1)), the argument in (1/3, 1).
     let one_minus_x = DD::sum(1.0, -x);
@@ -118,6 +140,10 @@ pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
     let front = (-(one_minus_x.ln() * a)).exp();
     // c - b exactly, so the transformed parameters carry no rounding.
     let (ad, cd, cb) = (DD::new(a), DD::new(c), DD::sum(c, -b));
-    let inner = if w.hi <= 0.5 { series(ad, cb, cd, w, 1e6) } else { unit_interval(ad, cb, cd, w, one_minus_x.recip()) };
+    let inner = if w.hi <= 0.5 {
+        series(ad, cb, cd, w, 1e6)
+    } else {
+        unit_interval(ad, cb, cd, w, one_minus_x.recip())
+    };
     (front * inner).to_f64()
 }

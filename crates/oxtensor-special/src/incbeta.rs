@@ -47,10 +47,18 @@ fn continued_fraction(a: f64, b: f64, x: DD) -> DD {
 fn lower_upper(a: f64, b: f64, x: f64) -> (DD, DD) {
     let y = DD::sum(1.0, -x);
     let swap = x > (a + 1.0) / (a + b + 2.0);
-    let (pa, pb, px, py) = if swap { (b, a, y, DD::new(x)) } else { (a, b, DD::new(x), y) };
+    let (pa, pb, px, py) = if swap {
+        (b, a, y, DD::new(x))
+    } else {
+        (a, b, DD::new(x), y)
+    };
     let ln_front = px.ln() * pa + py.ln() * pb - lbeta_dd(pa, pb).0;
     let part = ln_front.exp() * continued_fraction(pa, pb, px) / pa;
-    if swap { (DD::ONE - part, part) } else { (part, DD::ONE - part) }
+    if swap {
+        (DD::ONE - part, part)
+    } else {
+        (part, DD::ONE - part)
+    }
 }
 
 /// The regularized incomplete beta function `I_x(a, b)` (SciPy `betainc`): NaN outside
@@ -88,17 +96,30 @@ fn invert(a: f64, b: f64, y: f64) -> f64 {
     for _ in 0..300 {
         let (lower, _) = lower_upper(a, b, x);
         let v = lower.to_f64();
-        let g = if v > 0.0 { libm::log1p(((lower - y) / y).to_f64()) } else { f64::NEG_INFINITY };
-        if g > 0.0 { hi = hi.min(x) } else { lo = lo.max(x) }
+        let g = if v > 0.0 {
+            libm::log1p(((lower - y) / y).to_f64())
+        } else {
+            f64::NEG_INFINITY
+        };
+        if g > 0.0 {
+            hi = hi.min(x)
+        } else {
+            lo = lo.max(x)
+        }
         if g == 0.0 {
             break;
         }
         // d ln I / d ln x = x pdf(x) / I.
         let ln_pdf = (a - 1.0) * libm::log(x) + (b - 1.0) * libm::log1p(-x) - lnb;
-        let slope = libm::exp(ln_pdf + libm::log(x) - if v > 0.0 { libm::log(v) } else { libm::log(y) });
+        let slope =
+            libm::exp(ln_pdf + libm::log(x) - if v > 0.0 { libm::log(v) } else { libm::log(y) });
         let mut next = x * libm::exp(-g / slope);
-        if !(next > lo && next < hi) || !next.is_finite() {
-            next = if lo > 0.0 { (lo * hi).sqrt().max(0.5 * (lo + hi) * 1e-3) } else { 0.5 * hi.min(x) };
+        if !(next > lo && next < hi && next.is_finite()) {
+            next = if lo > 0.0 {
+                (lo * hi).sqrt().max(0.5 * (lo + hi) * 1e-3)
+            } else {
+                0.5 * hi.min(x)
+            };
             if lo > 0.0 && hi / lo < 4.0 {
                 next = 0.5 * (lo + hi);
             }

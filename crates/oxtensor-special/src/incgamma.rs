@@ -108,13 +108,21 @@ fn special_pq(a: f64, x: f64) -> Option<(f64, f64)> {
         return Some((f64::NAN, f64::NAN));
     }
     if a == 0.0 {
-        return Some(if x > 0.0 { (1.0, 0.0) } else { (f64::NAN, f64::NAN) });
+        return Some(if x > 0.0 {
+            (1.0, 0.0)
+        } else {
+            (f64::NAN, f64::NAN)
+        });
     }
     if x == 0.0 {
         return Some((0.0, 1.0));
     }
     if x.is_infinite() {
-        return Some(if a.is_infinite() { (f64::NAN, f64::NAN) } else { (1.0, 0.0) });
+        return Some(if a.is_infinite() {
+            (f64::NAN, f64::NAN)
+        } else {
+            (1.0, 0.0)
+        });
     }
     if a.is_infinite() {
         return Some((0.0, 1.0));
@@ -155,7 +163,9 @@ fn invert(a: f64, y: f64, upper: bool) -> f64 {
     let p = if upper { 1.0 - y } else { y };
     let mut x = if a >= 1.0 {
         // The normal quantile of the lower-tail probability, from whichever tail is given.
-        let z = core::f64::consts::SQRT_2 * crate::erf::erfcinv(2.0 * y) * if upper { 1.0 } else { -1.0 };
+        let z = core::f64::consts::SQRT_2
+            * crate::erf::erfcinv(2.0 * y)
+            * if upper { 1.0 } else { -1.0 };
         let t = 1.0 - 1.0 / (9.0 * a) + z / (3.0 * a.sqrt());
         if t > 0.0 { a * t * t * t } else { 0.0 }
     } else {
@@ -180,9 +190,17 @@ fn invert(a: f64, y: f64, upper: bool) -> f64 {
         let vd = if upper { qv } else { pv };
         let v = vd.to_f64();
         // Newton on g(x) = ln v(x) - ln y, far better behaved than v - y in the tails.
-        let g = if v > 0.0 { libm::log1p(((vd - y) / y).to_f64()) } else { f64::NEG_INFINITY };
+        let g = if v > 0.0 {
+            libm::log1p(((vd - y) / y).to_f64())
+        } else {
+            f64::NEG_INFINITY
+        };
         // Keep a bracket: P increases and Q decreases with x.
-        if (g > 0.0) != upper { hi = hi.min(x) } else { lo = lo.max(x) }
+        if (g > 0.0) != upper {
+            hi = hi.min(x)
+        } else {
+            lo = lo.max(x)
+        }
         if g == 0.0 {
             break;
         }
@@ -190,8 +208,12 @@ fn invert(a: f64, y: f64, upper: bool) -> f64 {
         let dg = libm::exp(ln_dens - if v > 0.0 { libm::log(v) } else { ln_y });
         let dg = if upper { -dg } else { dg };
         let mut next = x - g / dg;
-        if !(next > lo && next < hi) || !next.is_finite() {
-            next = if hi.is_finite() { 0.5 * (lo + hi) } else { 2.0 * x.max(lo) + 1.0 };
+        if !(next > lo && next < hi && next.is_finite()) {
+            next = if hi.is_finite() {
+                0.5 * (lo + hi)
+            } else {
+                2.0 * x.max(lo) + 1.0
+            };
         }
         let done = (next - x).abs() <= 1e-16 * x.abs();
         x = next;
@@ -222,12 +244,23 @@ fn special_inv(a: f64, y: f64, y_zero: f64) -> Option<f64> {
 /// The inverse of [`gammainc`] in x: the x with `P(a, x) = p` (SciPy `gammaincinv`); 0 at p = 0,
 /// inf at p = 1, NaN outside [0, 1] or for a < 0.
 pub fn gammaincinv(a: f64, p: f64) -> f64 {
-    special_inv(a, p, 0.0).unwrap_or_else(|| if p <= 0.5 { invert(a, p, false) } else { invert(a, 1.0 - p, true) })
+    special_inv(a, p, 0.0).unwrap_or_else(|| {
+        if p <= 0.5 {
+            invert(a, p, false)
+        } else {
+            invert(a, 1.0 - p, true)
+        }
+    })
 }
 
 /// The inverse of [`gammaincc`] in x: the x with `Q(a, x) = q` (SciPy `gammainccinv`); inf at
 /// q = 0, 0 at q = 1, NaN outside [0, 1] or for a < 0.
 pub fn gammainccinv(a: f64, q: f64) -> f64 {
-    special_inv(a, q, f64::INFINITY)
-        .unwrap_or_else(|| if q <= 0.5 { invert(a, q, true) } else { invert(a, 1.0 - q, false) })
+    special_inv(a, q, f64::INFINITY).unwrap_or_else(|| {
+        if q <= 0.5 {
+            invert(a, q, true)
+        } else {
+            invert(a, 1.0 - q, false)
+        }
+    })
 }

@@ -12,11 +12,17 @@ use crate::dd::DD;
 use std::sync::OnceLock;
 
 /// 1/√2 in double-double.
-const FRAC_1_SQRT_2: DD = DD { hi: 0.7071067811865476, lo: -4.833646656726457e-17 };
+const FRAC_1_SQRT_2: DD = DD {
+    hi: core::f64::consts::FRAC_1_SQRT_2,
+    lo: -4.833646656726457e-17,
+};
 /// 1/(2π) in double-double.
-const INV_2PI: DD = DD { hi: 0.15915494309189535, lo: -9.839338337591243e-18 };
+const INV_2PI: DD = DD {
+    hi: 0.15915494309189535,
+    lo: -9.839338337591243e-18,
+};
 /// 2/√π.
-const TWO_OVER_SQRT_PI: f64 = 1.1283791670955126;
+const TWO_OVER_SQRT_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI;
 
 /// Nodes and weights of 20-point Gauss–Legendre on [-1, 1] (positive half), computed once by
 /// Newton's method on the Legendre polynomial.
@@ -98,7 +104,12 @@ pub fn owens_t(h: f64, a: f64) -> f64 {
         return 0.0;
     }
     if a.is_infinite() {
-        return sign * if h == 0.0 { 0.25 } else { 0.5 * normal_q(DD::new(h)) };
+        return sign
+            * if h == 0.0 {
+                0.25
+            } else {
+                0.5 * normal_q(DD::new(h))
+            };
     }
     if h == 0.0 {
         return sign * libm::atan(a) * INV_2PI.hi;

@@ -55,7 +55,10 @@ const BERNOULLI: [f64; 15] = [
 ];
 
 /// The positive root of ψ in double-double.
-const ROOT: DD = DD { hi: 1.4616321449683622, lo: 9.549995429965697e-17 };
+const ROOT: DD = DD {
+    hi: 1.4616321449683622,
+    lo: 9.549995429965697e-17,
+};
 
 /// ψ^(k)(x₀) / k! for k = 1..7 at the positive root x₀ (mpmath, 50 digits, rounded).
 const ROOT_TAYLOR: [f64; 7] = [
@@ -164,7 +167,8 @@ pub fn polygamma(n: f64, x: f64) -> f64 {
     for (j, &b) in BERNOULLI.iter().enumerate() {
         let two_j = 2.0 * (j + 1) as f64;
         // B_2j (2j+n-1)! / ((2j)! z^(2j+n))
-        let l = lgamma_dd(DD::new(two_j + n)).0 - lgamma_dd(DD::new(two_j + 1.0)).0 - lnz * (two_j + n);
+        let l =
+            lgamma_dd(DD::new(two_j + n)).0 - lgamma_dd(DD::new(two_j + 1.0)).0 - lnz * (two_j + n);
         let term = signed_exp(b.signum(), l + DD::new(b.abs()).ln());
         acc = acc + term;
         if term.hi.abs() < 1e-20 * acc.hi.abs() {

@@ -9,7 +9,11 @@ use std::path::PathBuf;
 /// infinities; u64::MAX when only one is NaN).
 fn ulps(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0.0 } else { f64::INFINITY };
+        return if a.is_nan() && b.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
     }
     if a == b {
         return 0.0;
@@ -19,7 +23,11 @@ fn ulps(a: f64, b: f64) -> f64 {
     }
     let key = |x: f64| -> i128 {
         let bits = x.to_bits() as i64;
-        if bits < 0 { i64::MIN as i128 - bits as i128 } else { bits as i128 }
+        if bits < 0 {
+            i64::MIN as i128 - bits as i128
+        } else {
+            bits as i128
+        }
     };
     (key(a) - key(b)).unsigned_abs() as f64
 }
@@ -32,7 +40,9 @@ struct Row {
 }
 
 fn read(name: &str) -> Option<Vec<Row>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.tsv"));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("{name}.tsv"));
     let text = fs::read_to_string(&path).ok()?;
     let rows = text
         .lines()
@@ -40,10 +50,18 @@ fn read(name: &str) -> Option<Vec<Row>> {
         .map(|l| {
             let v: Vec<f64> = l
                 .split('\t')
-                .map(|t| t.trim().parse::<f64>().unwrap_or_else(|e| panic!("{name}: bad number {t:?}: {e}")))
+                .map(|t| {
+                    t.trim()
+                        .parse::<f64>()
+                        .unwrap_or_else(|e| panic!("{name}: bad number {t:?}: {e}"))
+                })
                 .collect();
             let n = v.len();
-            Row { args: v[..n - 2].to_vec(), reference: v[n - 2], scipy: v[n - 1] }
+            Row {
+                args: v[..n - 2].to_vec(),
+                reference: v[n - 2],
+                scipy: v[n - 1],
+            }
         })
         .collect();
     Some(rows)
@@ -55,7 +73,8 @@ fn read(name: &str) -> Option<Vec<Row>> {
 /// next to a zero of J), and that the edge cases match SciPy (exactly for NaN, infinities and
 /// zeros).
 fn check(name: &str, bound: f64, f: impl Fn(&[f64]) -> f64) {
-    let rows = read(name).unwrap_or_else(|| panic!("fixture {name}.tsv missing: run make_fixtures.py"));
+    let rows =
+        read(name).unwrap_or_else(|| panic!("fixture {name}.tsv missing: run make_fixtures.py"));
     let (mut ours_max, mut scipy_max, mut ours_max_where_scipy_good) = (0.0f64, 0.0f64, 0.0f64);
     let mut worst = Vec::new();
     let mut violations = Vec::new();
@@ -91,7 +110,11 @@ fn check(name: &str, bound: f64, f: impl Fn(&[f64]) -> f64) {
             // T(h, inf) = Q(h)/2 to 2 ulps.
             let exact = !r.reference.is_finite() || r.reference == 0.0;
             assert!(
-                if exact { ulps(got, r.reference) == 0.0 } else { ulps(got, r.reference) <= 2.0 },
+                if exact {
+                    ulps(got, r.reference) == 0.0
+                } else {
+                    ulps(got, r.reference) <= 2.0
+                },
                 "{name} edge case {:?}: got {got}, SciPy gives {}",
                 r.args,
                 r.reference

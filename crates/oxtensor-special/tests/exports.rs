@@ -49,7 +49,11 @@ fn entries_compute_the_named_functions() {
     for e in EXPORTS {
         let v = call(e.name);
         // log1mexp is only defined for x <= 0.
-        assert!(v.is_finite() || e.name == "log1mexp", "{} at the sample point gave {v}", e.name);
+        assert!(
+            v.is_finite() || e.name == "log1mexp",
+            "{} at the sample point gave {v}",
+            e.name
+        );
     }
     assert!(call("log1mexp").is_nan());
 }
@@ -60,7 +64,10 @@ fn f32_entry_points_round_the_f64_result_once() {
         assert_eq!(sp::f32::gamma(x), sp::gamma(f64::from(x)) as f32);
         assert_eq!(sp::f32::erfcx(x), sp::erfcx(f64::from(x)) as f32);
         assert_eq!(sp::f32::kv(1.5, x), sp::kv(1.5, f64::from(x)) as f32);
-        assert_eq!(sp::f32::hyp2f1(0.5, 1.5, 2.0, -x), sp::hyp2f1(0.5, 1.5, 2.0, f64::from(-x)) as f32);
+        assert_eq!(
+            sp::f32::hyp2f1(0.5, 1.5, 2.0, -x),
+            sp::hyp2f1(0.5, 1.5, 2.0, f64::from(-x)) as f32
+        );
     }
     assert!(sp::f32::gammaln(-1.0).is_infinite());
 }
