@@ -368,7 +368,9 @@ mod tests {
 
     #[test]
     fn exp_and_ln_invert_each_other_to_double_double_precision() {
-        for &x in &[-700.0, -3.5, -1e-10, 0.0, 1e-20, 0.5, 1.0, 10.0, 700.0] {
+        // Below e^-650 the trailing part turns subnormal and the pair degrades towards f64
+        // precision (still far below an f64 ulp of the result), so the range stops there.
+        for &x in &[-650.0, -3.5, -1e-10, 0.0, 1e-20, 0.5, 1.0, 10.0, 700.0] {
             let y = DD::new(x).exp().ln();
             assert!(
                 (y - x).to_f64().abs() <= 1e-29 * x.abs().max(1.0),

@@ -133,153 +133,153 @@ use oxtensor_special as sp;
 
 #[test]
 fn gamma() {
-    check("gamma", 4.0, |a| sp::gamma(a[0]));
+    check("gamma", 2.0, |a| sp::gamma(a[0]));
 }
 #[test]
 fn gammaln() {
-    check("gammaln", 4.0, |a| sp::gammaln(a[0]));
+    check("gammaln", 2.0, |a| sp::gammaln(a[0]));
 }
 #[test]
 fn digamma() {
-    check("digamma", 4.0, |a| sp::digamma(a[0]));
+    check("digamma", 2.0, |a| sp::digamma(a[0]));
 }
 #[test]
 fn trigamma() {
-    check("trigamma", 4.0, |a| sp::trigamma(a[0]));
+    check("trigamma", 2.0, |a| sp::trigamma(a[0]));
 }
 #[test]
 fn polygamma() {
-    check("polygamma", 4.0, |a| sp::polygamma(a[0], a[1]));
+    check("polygamma", 2.0, |a| sp::polygamma(a[0], a[1]));
 }
 #[test]
 fn factorial() {
-    check("factorial", 4.0, |a| sp::factorial(a[0]));
+    check("factorial", 2.0, |a| sp::factorial(a[0]));
 }
 #[test]
 fn poch() {
-    check("poch", 4.0, |a| sp::poch(a[0], a[1]));
+    check("poch", 2.0, |a| sp::poch(a[0], a[1]));
 }
 #[test]
 fn beta() {
-    check("beta", 4.0, |a| sp::beta(a[0], a[1]));
+    check("beta", 2.0, |a| sp::beta(a[0], a[1]));
 }
 #[test]
 fn betaln() {
-    check("betaln", 4.0, |a| sp::betaln(a[0], a[1]));
+    check("betaln", 2.0, |a| sp::betaln(a[0], a[1]));
 }
 #[test]
 fn gammainc() {
-    check("gammainc", 4.0, |a| sp::gammainc(a[0], a[1]));
+    check("gammainc", 2.0, |a| sp::gammainc(a[0], a[1]));
 }
 #[test]
 fn gammaincc() {
-    check("gammaincc", 4.0, |a| sp::gammaincc(a[0], a[1]));
+    check("gammaincc", 2.0, |a| sp::gammaincc(a[0], a[1]));
 }
 #[test]
 fn chi2sf() {
-    check("chi2sf", 4.0, |a| sp::chi2sf(a[0], a[1]));
+    check("chi2sf", 2.0, |a| sp::chi2sf(a[0], a[1]));
 }
 #[test]
 fn gammaincinv() {
-    check("gammaincinv", 4.0, |a| sp::gammaincinv(a[0], a[1]));
+    check("gammaincinv", 2.0, |a| sp::gammaincinv(a[0], a[1]));
 }
 #[test]
 fn gammainccinv() {
-    check("gammainccinv", 4.0, |a| sp::gammainccinv(a[0], a[1]));
+    check("gammainccinv", 2.0, |a| sp::gammainccinv(a[0], a[1]));
 }
 #[test]
 fn erfinv() {
-    check("erfinv", 4.0, |a| sp::erfinv(a[0]));
+    check("erfinv", 2.0, |a| sp::erfinv(a[0]));
 }
 #[test]
 fn erfcinv() {
-    check("erfcinv", 4.0, |a| sp::erfcinv(a[0]));
+    check("erfcinv", 2.0, |a| sp::erfcinv(a[0]));
 }
 #[test]
 fn erfcx() {
-    check("erfcx", 4.0, |a| sp::erfcx(a[0]));
+    check("erfcx", 2.0, |a| sp::erfcx(a[0]));
 }
 #[test]
 fn i0() {
-    check("i0", 4.0, |a| sp::i0(a[0]));
+    check("i0", 2.0, |a| sp::i0(a[0]));
 }
 #[test]
 fn i1() {
-    check("i1", 4.0, |a| sp::i1(a[0]));
+    check("i1", 2.0, |a| sp::i1(a[0]));
 }
 #[test]
 fn i0e() {
-    check("i0e", 4.0, |a| sp::i0e(a[0]));
+    check("i0e", 2.0, |a| sp::i0e(a[0]));
 }
 #[test]
 fn i1e() {
-    check("i1e", 4.0, |a| sp::i1e(a[0]));
+    check("i1e", 2.0, |a| sp::i1e(a[0]));
 }
 #[test]
 fn iv() {
-    check("iv", 4.0, |a| sp::iv(a[0], a[1]));
+    check("iv", 2.0, |a| sp::iv(a[0], a[1]));
 }
 #[test]
 fn ive() {
-    check("ive", 4.0, |a| sp::ive(a[0], a[1]));
+    check("ive", 2.0, |a| sp::ive(a[0], a[1]));
 }
 #[test]
 fn kv() {
-    check("kv", 4.0, |a| sp::kv(a[0], a[1]));
+    check("kv", 2.0, |a| sp::kv(a[0], a[1]));
 }
 #[test]
 fn kve() {
-    check("kve", 4.0, |a| sp::kve(a[0], a[1]));
+    check("kve", 2.0, |a| sp::kve(a[0], a[1]));
 }
 #[test]
 fn kn() {
-    check("kn", 4.0, |a| sp::kn(a[0], a[1]));
+    check("kn", 2.0, |a| sp::kn(a[0], a[1]));
 }
 #[test]
 fn log1mexp() {
-    check("log1mexp", 4.0, |a| sp::log1mexp(a[0]));
+    check("log1mexp", 2.0, |a| sp::log1mexp(a[0]));
 }
 #[test]
 fn xlogy() {
-    check("xlogy", 4.0, |a| sp::xlogy(a[0], a[1]));
+    check("xlogy", 2.0, |a| sp::xlogy(a[0], a[1]));
 }
 #[test]
 fn xlog1py() {
-    check("xlog1py", 4.0, |a| sp::xlog1py(a[0], a[1]));
+    check("xlog1py", 2.0, |a| sp::xlog1py(a[0], a[1]));
 }
 #[test]
 fn logit() {
-    check("logit", 4.0, |a| sp::logit(a[0]));
+    check("logit", 2.0, |a| sp::logit(a[0]));
 }
 #[test]
 fn expit() {
-    check("expit", 4.0, |a| sp::expit(a[0]));
+    check("expit", 2.0, |a| sp::expit(a[0]));
 }
 #[test]
 fn betainc() {
-    check("betainc", 4.0, |a| sp::betainc(a[0], a[1], a[2]));
+    check("betainc", 2.0, |a| sp::betainc(a[0], a[1], a[2]));
 }
 #[test]
 fn betaincinv() {
-    check("betaincinv", 4.0, |a| sp::betaincinv(a[0], a[1], a[2]));
+    check("betaincinv", 2.0, |a| sp::betaincinv(a[0], a[1], a[2]));
 }
 #[test]
 fn j0() {
-    check("j0", 4.0, |a| sp::j0(a[0]));
+    check("j0", 2.0, |a| sp::j0(a[0]));
 }
 #[test]
 fn j1() {
-    check("j1", 4.0, |a| sp::j1(a[0]));
+    check("j1", 2.0, |a| sp::j1(a[0]));
 }
 #[test]
 fn jv() {
-    check("jv", 4.0, |a| sp::jv(a[0], a[1]));
+    check("jv", 2.0, |a| sp::jv(a[0], a[1]));
 }
 #[test]
 fn owens_t() {
-    check("owens_t", 4.0, |a| sp::owens_t(a[0], a[1]));
+    check("owens_t", 3.0, |a| sp::owens_t(a[0], a[1]));
 }
 #[test]
 fn hyp2f1() {
-    check("hyp2f1", 4.0, |a| sp::hyp2f1(a[0], a[1], a[2], a[3]));
+    check("hyp2f1", 2.0, |a| sp::hyp2f1(a[0], a[1], a[2], a[3]));
 }
