@@ -1,17 +1,17 @@
 //! Bessel functions of the first kind: `jv` of real order and `j0`, `j1`.
 //!
-//! Algorithm, all in double-double so the results keep their relative accuracy close to the
-//! zeros of J (where an f64 evaluation of the same formulas loses it):
-//! * the power series `J_v(x) = (x/2)^v Σ_k (-x²/4)^k / (k! Γ(v+k+1))` whenever its cancellation
-//!   (largest term over the sum) stays below 1e15, which always holds for x <= 25;
-//! * for x > 25, Hankel's expansion `J_v(x) = √(2/(πx)) (P cos χ - Q sin χ)`,
-//!   `χ = x - (v/2 + 1/4)π`, when its terms fall to 1e-17 before growing, with the angle reduced
-//!   modulo π/2 in double-double (x <= 1e15; beyond, f64 sin/cos of x and the angle-addition
-//!   formula);
-//! * otherwise (x > 25, order comparable to x or larger, v >= 0): Hankel at the orders
-//!   `μ = frac(v)` and `μ + 1`, forward recurrence `J_{k+1} = (2k/x) J_k - J_{k-1}` (stable up to
-//!   order x), then, past order x, the ratios `J_k / J_{k-1}` from the backward continued
-//!   fraction (stable there) multiplied on.
+//! Algorithm, all in double-double so the results keep their relative accuracy next to the
+//! zeros of J (where an f64 evaluation of the same formulas loses it), tried in this order:
+//! * Hankel's expansion `J_v(x) = √(2/(πx)) (P cos χ - Q sin χ)`, `χ = x - (v/2 + 1/4)π`, when its
+//!   terms fall to 1e-33 before growing (large x, v² ≲ x), with the angle reduced modulo π/2 in
+//!   double-double (x <= 1e15; beyond, f64 sin/cos of x and the angle-addition formula);
+//! * the power series `J_v(x) = (x/2)^v Σ_k (-x²/4)^k / (k! Γ(v+k+1))` when it cancels by less
+//!   than 1e6 (small x, or order well above x);
+//! * for v >= 0, Miller's backward recurrence from order `v + x + 60`, normalised by Neumann's
+//!   identity `(x/2)^v / Γ(v+1) = Σ_k (v+2k) Γ(v+k)/(Γ(v+1) k!) J_{v+2k}(x)`; its cost grows
+//!   like x, so `J_v(x)` with both v and x in the millions is slow (but accurate);
+//! * negative non-integer orders where neither of the first two applies: Hankel to 1e-17, or the
+//!   series tolerating more cancellation (the least accurate region).
 
 use crate::dd::DD;
 use crate::gamma::lgamma_dd;
@@ -25,8 +25,8 @@ const HALF_PI: DD = DD {
 /// The series region's tolerated cancellation (largest term / result).
 const MAX_SERIES_LOSS: f64 = 1e15;
 
-/// The power series, or `None` when it cancels by more than [`MAX_SERIES_LOSS`].
-fn series(v: f64, x: f64) -> Option<DD> {
+/// The power series, or `None` when it cancels by more than `max_loss` (largest term / sum).
+fn series(v: f64, x: f64, max_loss: f64) -> Option<DD> {
     let q = -(DD::prod(x, x) * 0.25);
     let mut t = DD::ONE;
     let mut sum = DD::ONE;
@@ -44,7 +44,7 @@ fn series(v: f64, x: f64) -> Option<DD> {
         }
         k += 1.0;
     }
-    if biggest > MAX_SERIES_LOSS * sum.hi.abs() {
+    if biggest > max_loss * sum.hi.abs() {
         return None;
     }
     let (lg, sg) = lgamma_dd(DD::sum(v, 1.0));
@@ -52,10 +52,10 @@ fn series(v: f64, x: f64) -> Option<DD> {
     Some(front * sum)
 }
 
-/// Hankel's `(P, Q)` sums, or `None` when they do not reach 1e-17 before diverging. The sum
-/// runs on, while the terms still fall, to 1e-33: near a zero of J the two parts cancel and the
-/// extra digits are what keeps the small result's relative accuracy.
-fn hankel_pq(v: f64, x: f64) -> Option<(DD, DD)> {
+/// Hankel's `(P, Q)` sums, or `None` when their terms do not reach `tol` before diverging. The
+/// sum runs on, while the terms still fall, to 1e-33: near a zero of J the two parts cancel and
+/// the extra digits are what keeps the small result's relative accuracy.
+fn hankel_pq(v: f64, x: f64, tol: f64) -> Option<(DD, DD)> {
     let mu = DD::prod(2.0 * v, 2.0 * v);
     let mut t = DD::ONE;
     let (mut p, mut q) = (DD::ONE, DD::ZERO);
@@ -66,7 +66,7 @@ fn hankel_pq(v: f64, x: f64) -> Option<(DD, DD)> {
         let size = next.hi.abs();
         if size > prev {
             // Asymptotic series: stop at the smallest term if it is small enough.
-            return if prev < 1e-17 { Some((p, q)) } else { None };
+            return if prev < tol { Some((p, q)) } else { None };
         }
         t = next;
         // t_k enters P (even k) or Q (odd k) with sign (-1)^(k/2) resp. (-1)^((k-1)/2).
@@ -81,7 +81,7 @@ fn hankel_pq(v: f64, x: f64) -> Option<(DD, DD)> {
         }
         prev = size;
     }
-    if prev < 1e-17 { Some((p, q)) } else { None }
+    if prev < tol { Some((p, q)) } else { None }
 }
 
 /// `(cos χ, sin χ)` for `χ = x - (v/2 + 1/4) π`.
@@ -104,48 +104,57 @@ fn hankel_angle(v: f64, x: f64) -> (DD, DD) {
     (DD::new(cx * cp + sx * sp), DD::new(sx * cp - cx * sp))
 }
 
-/// J_v(x) by Hankel's expansion, when it converges.
-fn hankel(v: f64, x: f64) -> Option<DD> {
-    let (p, q) = hankel_pq(v, x)?;
+/// J_v(x) by Hankel's expansion, when its terms reach `tol`.
+fn hankel(v: f64, x: f64, tol: f64) -> Option<DD> {
+    let (p, q) = hankel_pq(v, x, tol)?;
     let (c, s) = hankel_angle(v, x);
     let amp = (DD::new(2.0) / (DD::PI * x)).sqrt_dd();
     Some(amp * (p * c - q * s))
 }
 
-/// J_v(x) for v >= 0, x > 25 from Hankel at low order plus recurrences.
-fn recurrence(v: f64, x: f64) -> Option<DD> {
-    let n = v.floor();
-    let mu = v - n;
-    let mut prev = hankel(mu, x)?;
-    if n == 0.0 {
-        return Some(prev);
-    }
-    let mut cur = hankel(mu + 1.0, x)?;
-    // Forward while the order stays below x.
-    let forward_to = n.min(x.floor());
-    let mut k = 1.0;
-    while k < forward_to {
-        let next = cur * (DD::new(2.0 * (mu + k)) / x) - prev;
-        prev = cur;
-        cur = next;
-        k += 1.0;
-    }
-    if k >= n {
-        return Some(cur);
-    }
-    // Ratios r_j = J_{μ+j} / J_{μ+j-1} for j = k+1..n, from the backward continued fraction.
-    let top = (n + 100.0 + x).floor();
-    let mut r = DD::ZERO;
-    let mut j = top;
-    let mut product = DD::ONE;
-    while j > k {
-        r = (DD::new(2.0 * (mu + j)) / x - r).recip();
-        if j <= n {
-            product = product * r;
+/// J_v(x) for v >= 0 by Miller's backward recurrence, normalised with Neumann's identity
+/// `(x/2)^v / Γ(v+1) = Σ_k d_k J_{v+2k}(x)`, `d_0 = 1`, `d_k = (v+2k) (v+1)...(v+k-1) / k!`.
+///
+/// The recurrence `f_{j-1} = (2(v+j)/x) f_j - f_{j+1}` runs down from order `v + M`,
+/// `M >= x + 60` (where J has fallen below 1e-33 of its size at order v); J is its minimal
+/// solution, so the backward direction is stable and in double-double leaves ~1e-32 absolute
+/// error: enough for full relative accuracy next to a zero, where the series cancels.
+fn miller(v: f64, x: f64) -> DD {
+    let m = 2.0 * ((x + 60.0) / 2.0).ceil();
+    let kmax = (m / 2.0) as usize;
+    let mut d = Vec::with_capacity(kmax + 1);
+    d.push(DD::ONE);
+    let mut p = DD::ONE;
+    for k in 1..=kmax {
+        if k > 1 {
+            p = p * DD::sum(v, (k - 1) as f64) / k as f64;
         }
-        j -= 1.0;
+        d.push(DD::sum(v, 2.0 * k as f64) * p);
     }
-    Some(cur * product)
+    let mut f_next = DD::ZERO;
+    let mut f = DD::ONE;
+    let mut sum = DD::ZERO;
+    let mut j = kmax * 2;
+    loop {
+        if j.is_multiple_of(2) {
+            sum = sum + d[j / 2] * f;
+        }
+        if j == 0 {
+            break;
+        }
+        let f_prev = DD::sum(v, j as f64) * 2.0 / x * f - f_next;
+        f_next = f;
+        f = f_prev;
+        j -= 1;
+        if f.hi.abs() > 1e250 {
+            f = f * 1e-250;
+            f_next = f_next * 1e-250;
+            sum = sum * 1e-250;
+        }
+    }
+    let (lg, _) = lgamma_dd(DD::sum(v, 1.0));
+    let front = (DD::new(0.5 * x).ln() * v - lg).exp();
+    front * f / sum
 }
 
 /// The Bessel function of the first kind `J_v(x)` of real order (SciPy `jv`): NaN for x < 0
@@ -182,13 +191,14 @@ pub fn jv(v: f64, x: f64) -> f64 {
             f64::INFINITY
         };
     }
-    let value = if x <= 25.0 {
-        series(v, x)
-    } else {
-        hankel(v, x)
-            .or_else(|| series(v, x))
-            .or_else(|| if v >= 0.0 { recurrence(v, x) } else { None })
-    };
+    // Hankel where it converges to double-double precision, the series where it cancels little,
+    // Miller's recurrence otherwise; negative non-integer orders have no Miller path and accept
+    // a looser Hankel or a more cancelling series.
+    let value = hankel(v, x, 1e-33)
+        .or_else(|| series(v, x, 1e6))
+        .or_else(|| (v >= 0.0).then(|| miller(v, x)))
+        .or_else(|| hankel(v, x, 1e-17))
+        .or_else(|| series(v, x, MAX_SERIES_LOSS));
     value.map_or_else(|| series_unchecked(v, x), DD::to_f64)
 }
 

@@ -27,9 +27,8 @@
 //! points in each function's hard region (large parameters, transition regions, zeros of J,
 //! near-integer connection parameters, subnormal and near-overflow arguments). "SciPy" is
 //! SciPy 1.17.1's error on the same points. The test asserts, point by point, that our error
-//! is within the bound **or** no larger than SciPy's (the bound is exceeded only next to zeros
-//! of J, where SciPy is off by far more), and that every edge-case convention (poles, domain
-//! ends, infinities, NaN) equals SciPy's.
+//! is within the bound **or** no larger than SciPy's (today no point needs the second clause),
+//! and that every edge-case convention (poles, domain ends, infinities, NaN) equals SciPy's.
 //!
 //! | function | points | ours, max ulp | bound | SciPy, max ulp |
 //! |---|---|---|---|---|
@@ -59,8 +58,8 @@
 //! | kv | 580 | 1 | 2 | 596 |
 //! | kve | 660 | 1 | 2 | inf (NaN returned) |
 //! | kn | 240 | 1 | 2 | 211 |
-//! | j0 | 670 | 23519 near zeros, else 0 | 2 | 8.8e18 |
-//! | j1 | 670 | 51251 near zeros, else 0 | 2 | 1.6e16 |
+//! | j0 | 670 | 2 | 2 | 8.8e18 |
+//! | j1 | 670 | 2 | 2 | 1.6e16 |
 //! | jv | 690 | 0 | 2 | 28516 |
 //! | owens_t | 490 | 3 | 3 | 1.9e8 |
 //! | hyp2f1 | 647 | 0 | 2 | 2924 |
@@ -72,15 +71,14 @@
 //!
 //! # Known limits
 //!
-//! * `j0`, `j1`, `jv` for x <= 25 close to a zero: the double-double power series leaves about
-//!   1e-27 absolute error, so at the f64 nearest a zero (|J| ~ 1e-16) the relative error is
-//!   ~1e-12 (the 2e4–5e4 ulps above; SciPy is off by 1e16 ulps or more there). Negative
-//!   non-integer orders comparable to a large x fall back to the unchecked power series.
+//! * `jv` for negative non-integer orders comparable to a large x (no stable recurrence is used
+//!   there): a looser Hankel sum or a cancelling power series; not covered by the fixtures.
 //! * `hyp2f1`: real x <= 1 only (x > 1 returns inf as SciPy does); for `c - a - b` within 1e-9
 //!   of an integer and 0.9 < x < 1 (or `b - a` and x < -9) the defining series is summed
 //!   directly, which is slow and loses accuracy as x approaches 1; tested to x = 0.99.
 //! * Cost: double-double work makes these a few hundred ns to tens of µs per call (more for
-//!   `kv` at tiny x and order, `gammainc` with a ~ x ~ 1e6); nothing is vectorised yet.
+//!   `kv` at tiny x and order, `gammainc` with a ~ x ~ 1e6, `jv` with order and x both large,
+//!   whose recurrence costs O(x)); nothing is vectorised yet.
 
 mod bessel_ik;
 mod bessel_j;
