@@ -114,6 +114,11 @@ fn invert(a: f64, b: f64, y: f64) -> f64 {
         let slope =
             libm::exp(ln_pdf + libm::log(x) - if v > 0.0 { libm::log(v) } else { libm::log(y) });
         let mut next = x * libm::exp(-g / slope);
+        // A step below one part in 1e16 means Newton has converged (the root is bracketed by
+        // x itself then, so the bracket test below would wrongly call for bisection).
+        if (next - x).abs() <= 1e-16 * x {
+            break;
+        }
         if !(next > lo && next < hi && next.is_finite()) {
             next = if lo > 0.0 {
                 (lo * hi).sqrt().max(0.5 * (lo + hi) * 1e-3)

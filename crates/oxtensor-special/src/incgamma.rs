@@ -208,6 +208,11 @@ fn invert(a: f64, y: f64, upper: bool) -> f64 {
         let dg = libm::exp(ln_dens - if v > 0.0 { libm::log(v) } else { ln_y });
         let dg = if upper { -dg } else { dg };
         let mut next = x - g / dg;
+        // A step below one part in 1e16 means Newton has converged (the root is bracketed by
+        // x itself then, so the bracket test below would wrongly call for bisection).
+        if (next - x).abs() <= 1e-16 * x.abs() {
+            break;
+        }
         if !(next > lo && next < hi && next.is_finite()) {
             next = if hi.is_finite() {
                 0.5 * (lo + hi)
