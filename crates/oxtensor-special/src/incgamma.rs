@@ -7,7 +7,9 @@
 //! * `x < a + 1` (`x < 2.5` when a < 1): the series `P = D/a Σ_n x^n / ((a+1)...(a+n))` (positive terms, summed in
 //!   double-double) and `Q = 1 - P`; for `a < 1` that complement would cancel, so Q comes from
 //!   `Q = -expm1(a ln x - ln Γ(1+a)) - x^a/Γ(1+a) · a Σ_{n>=1} (-x)^n / (n! (a+n))` instead;
-//! * otherwise Legendre's continued fraction for `Q` (modified Lentz) and `P = 1 - Q`.
+//! * otherwise Legendre's continued fraction for `Q` (modified Lentz) and `P = 1 - Q`;
+//! * `a >= 1e8`: Temme's uniform asymptotic expansion (two correction terms), since the series
+//!   and fraction need O(√a) terms near x ≈ a.
 //!
 //! The inverses start from the Wilson–Hilferty cube-root normal approximation (a >= 1) or the
 //! small-x power law, then take Newton steps on the logarithm of whichever of P or Q is the smaller tail, inside a
@@ -24,9 +26,20 @@ fn ln_prefactor(a: f64, x: f64) -> DD {
 /// `(P, Q)` in double-double for finite `a > 0`, `x > 0` (the inverses need the residual
 /// `v - y` more precisely than an f64 `v` gives it).
 fn pq_dd(a: f64, x: f64) -> (DD, DD) {
+    if a >= TEMME_MIN_A {
+        return temme(a, x);
+    }
     let series = if a < 1.0 { x < 2.5 } else { x < a + 1.0 };
+    let lnd = ln_prefactor(a, x);
+    // Far tails: the smaller of P, Q underflows; skip the sums (which would crawl for huge x).
+    if lnd.hi < -760.0 - libm::log(a + 2.0) {
+        return if series {
+            (DD::ZERO, DD::ONE)
+        } else {
+            (DD::ONE, DD::ZERO)
+        };
+    }
     if series {
-        let lnd = ln_prefactor(a, x);
         let mut term = DD::ONE;
         let mut sum = DD::ONE;
         let mut n = 1.0;
@@ -47,8 +60,87 @@ fn pq_dd(a: f64, x: f64) -> (DD, DD) {
         }
         return (p, DD::ONE - p);
     }
-    let q = ln_prefactor(a, x).exp() * continued_fraction(a, x);
+    let q = lnd.exp() * continued_fraction(a, x);
     (DD::ONE - q, q)
+}
+
+/// Where Temme's uniform expansion replaces the series and continued fraction (both need
+/// O(√a) terms near x ≈ a).
+const TEMME_MIN_A: f64 = 1e8;
+
+/// Taylor coefficients of Temme's `C₀(η)` at η = 0 (tools/temme_coefficients.py).
+const TEMME_C0: [f64; 14] = [
+    -0.33333333333333333,
+    0.083333333333333333,
+    -0.014814814814814815,
+    0.0011574074074074074,
+    0.0003527336860670194,
+    -0.00017875514403292181,
+    3.9192631785224378e-5,
+    -2.1854485106799922e-6,
+    -1.85406221071516e-6,
+    8.296711340953086e-7,
+    -1.7665952736826079e-7,
+    6.7078535434014986e-9,
+    1.0261809784240308e-8,
+    -4.3820360184533532e-9,
+];
+
+/// Taylor coefficients of Temme's `C₁(η)` at η = 0 (tools/temme_coefficients.py).
+const TEMME_C1: [f64; 14] = [
+    -0.0018518518518518519,
+    -0.0034722222222222222,
+    0.0026455026455026455,
+    -0.00099022633744855967,
+    0.00020576131687242798,
+    -4.0187757201646091e-7,
+    -1.8098550334489978e-5,
+    7.6491609160811101e-6,
+    -1.6120900894563446e-6,
+    4.6471278028074343e-9,
+    1.378633446915721e-7,
+    -5.752545603517705e-8,
+    1.1951628599778147e-8,
+    -1.7543241719747648e-11,
+];
+
+/// Horner evaluation of a power series.
+fn horner(c: &[f64], t: f64) -> f64 {
+    c.iter().rev().fold(0.0, |acc, &k| acc * t + k)
+}
+
+/// `(P, Q)` for a >= 1e8 by Temme's uniform asymptotic expansion (DLMF 8.12):
+/// `Q = ½ erfc(η √(a/2)) + e^{-aη²/2} / √(2πa) (C₀(η) + C₁(η)/a)`, `η²/2 = λ - 1 - ln λ`,
+/// `λ = x/a`, η of the sign of λ - 1; the next term is below 1e-16 a^-2 relative. η and the
+/// exponent are formed in double-double from `log1p(λ-1) - (λ-1)`; `C₀`, `C₁` from their
+/// Taylor series for |η| < 0.3 (where the closed forms cancel) and closed forms beyond.
+fn temme(a: f64, x: f64) -> (DD, DD) {
+    let m = DD::sum(x, -a) / a;
+    let half_eta2 = -crate::gamma::log1pmx_dd(m);
+    let eta_abs = (half_eta2 * 2.0).sqrt_dd();
+    let eta = if m.hi < 0.0 { -eta_abs } else { eta_abs };
+    let e = eta.hi;
+    let (c0, c1) = if e.abs() < 0.3 {
+        (horner(&TEMME_C0, e), horner(&TEMME_C1, e))
+    } else {
+        let mm = m.to_f64();
+        (
+            1.0 / mm - 1.0 / e,
+            1.0 / (e * e * e) - 1.0 / (mm * mm * mm) - 1.0 / (mm * mm) - 1.0 / (12.0 * mm),
+        )
+    };
+    let r =
+        (-(half_eta2 * a)).exp() * ((c0 + c1 / a) / libm::sqrt(2.0 * core::f64::consts::PI * a));
+    // √(a/2) in double-double: in the tails erfc's relative sensitivity is 2u², so an f64
+    // square root alone would cost tens of ulps.
+    let u = eta * DD::new(0.5 * a).sqrt_dd();
+    let half_erfc = |z: DD| {
+        0.5 * (libm::erfc(z.hi)
+            - z.lo * core::f64::consts::FRAC_2_SQRT_PI * libm::exp(-z.hi * z.hi))
+    };
+    let q = r + half_erfc(u);
+    let p = DD::new(half_erfc(-u)) - r;
+    (p, q)
 }
 
 /// `(P, Q)` rounded to f64.

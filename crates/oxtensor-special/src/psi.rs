@@ -137,6 +137,10 @@ pub fn polygamma(n: f64, x: f64) -> f64 {
     if n.is_nan() || x.is_nan() || n < 0.0 || n != n.floor() {
         return f64::NAN;
     }
+    if n.is_infinite() {
+        // SciPy's (-1)^(n+1) n! ζ(n+1, x) at n = inf.
+        return f64::INFINITY;
+    }
     if n == 0.0 {
         return digamma(x);
     }
@@ -149,6 +153,14 @@ pub fn polygamma(n: f64, x: f64) -> f64 {
     if is_nonpos_int(x) {
         return outer * f64::INFINITY;
     }
+    if x < -1000.0 {
+        // x = -M + f: split Σ (x+k)^-(n+1) at the sign change; both halves are Hurwitz zetas of
+        // positive arguments, so ψ^(n)(x) = ψ^(n)(f) + (-1)^(n+1) (ψ^(n)(1-f) - ψ^(n)(1-x)),
+        // with no loop over the |x| terms in between.
+        let f = x - x.floor();
+        let sign = if n_odd { 1.0 } else { -1.0 };
+        return polygamma(n, f) + sign * (polygamma(n, 1.0 - f) - polygamma(n, 1.0 - x));
+    }
     if let Some(v) = polygamma_direct(n, x) {
         return outer * v;
     }
@@ -160,8 +172,17 @@ pub fn polygamma(n: f64, x: f64) -> f64 {
     while z.hi < zmin {
         // |x+k|^-s carries the sign (-1)^s when x + k < 0.
         let sign = if z.hi < 0.0 && !n_odd { -1.0 } else { 1.0 };
-        acc = acc + signed_exp(sign, lnfact - z.abs().ln() * s);
+        let term = signed_exp(sign, lnfact - z.abs().ln() * s);
+        acc = acc + term;
         z = z + 1.0;
+        // For very large n the terms past the first few vanish geometrically: stop once they
+        // are negligible and the next one at most halves (their sum is then below 2 terms).
+        if z.hi > 0.0
+            && term.hi.abs() <= 1e-34 * acc.hi.abs()
+            && s * libm::log1p(1.0 / z.hi) > core::f64::consts::LN_2
+        {
+            return outer * acc.to_f64();
+        }
     }
     let lnz = z.ln();
     // (n-1)!/z^n + n!/(2 z^(n+1))
