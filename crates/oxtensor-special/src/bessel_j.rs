@@ -9,7 +9,7 @@
 //!   than 1e6 (small x, or order well above x);
 //! * for v >= 0, Miller's backward recurrence from order `v + x + 60`, normalised by Neumann's
 //!   identity `(x/2)^v / Γ(v+1) = Σ_k (v+2k) Γ(v+k)/(Γ(v+1) k!) J_{v+2k}(x)`; its cost grows
-//!   like x, so `J_v(x)` with both v and x in the millions is slow (but accurate);
+//!   like x, so it is used up to x = 1e7 (beyond, with v² > x, the result is NaN: not covered);
 //! * negative non-integer orders where neither of the first two applies: Hankel to 1e-17, or the
 //!   series tolerating more cancellation (the least accurate region).
 
@@ -176,7 +176,8 @@ pub fn jv(v: f64, x: f64) -> f64 {
         return f64::NAN;
     }
     if v.is_infinite() {
-        return 0.0;
+        // SciPy: 0 for +inf, NaN for -inf.
+        return if v > 0.0 { 0.0 } else { f64::NAN };
     }
     if v_int && v < 0.0 {
         let r = jv(-v, x);
@@ -196,10 +197,16 @@ pub fn jv(v: f64, x: f64) -> f64 {
     // a looser Hankel or a more cancelling series.
     let value = hankel(v, x, 1e-33)
         .or_else(|| series(v, x, 1e6))
-        .or_else(|| (v >= 0.0).then(|| miller(v, x)))
+        .or_else(|| (v >= 0.0 && x <= 1e7).then(|| miller(v, x)))
         .or_else(|| hankel(v, x, 1e-17))
         .or_else(|| series(v, x, MAX_SERIES_LOSS));
-    value.map_or_else(|| series_unchecked(v, x), DD::to_f64)
+    match value {
+        Some(v) => v.to_f64(),
+        // Order and argument both beyond the reach of every method here (x > 1e7 with
+        // v² > x, or a large negative non-integer order): not covered.
+        None if x > 1e7 => f64::NAN,
+        None => series_unchecked(v, x),
+    }
 }
 
 /// The power series without the cancellation check: the last resort for negative non-integer

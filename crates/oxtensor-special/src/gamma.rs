@@ -211,7 +211,7 @@ pub fn poch(z: f64, m: f64) -> f64 {
         }
         return if m > 0.0 { f64::INFINITY } else { 0.0 };
     }
-    if z.is_infinite() {
+    if z.is_infinite() && m != m.floor() {
         return if z > 0.0 { f64::INFINITY } else { f64::NAN };
     }
     if m == m.floor() && m.abs() <= 1000.0 {

@@ -11,7 +11,7 @@
 //!   is an integer the series in x/(x-1) again);
 //! * `x = 1`: Gauss's sum `Γ(c) Γ(c-a-b) / (Γ(c-a) Γ(c-b))` for c - a - b > 0, inf otherwise;
 //! * `x > 1` (non-polynomial; the value is complex): inf, as SciPy returns; c a non-positive
-//!   integer (no terminating numerator first): inf.
+//!   integer (no terminating numerator first): inf; an infinite parameter: NaN.
 //!
 //! Not covered to full accuracy: near-integer `c - a - b` (or `b - a` for x < -9), where the two
 //! terms of the connection formula cancel, and x within ~1e-3 of 1 in the integer case.
@@ -87,13 +87,17 @@ pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
     if x == 0.0 || a == 0.0 || b == 0.0 {
         return 1.0;
     }
+    if a.is_infinite() || b.is_infinite() || c.is_infinite() {
+        return f64::NAN;
+    }
     // Terminating numerator: a finite sum, valid for every x.
     let terminating = [a, b]
         .into_iter()
         .filter(|&p| is_nonpos_int(p))
         .map(|p| -p)
         .fold(f64::INFINITY, f64::min);
-    if terminating.is_finite() && (!is_nonpos_int(c) || terminating < -c) {
+    // (Degrees beyond 1e6 are left to the general path, which caps its work.)
+    if terminating <= 1e6 && (!is_nonpos_int(c) || terminating < -c) {
         return series(
             DD::new(a),
             DD::new(b),

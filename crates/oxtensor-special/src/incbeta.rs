@@ -68,8 +68,15 @@ pub fn betainc(a: f64, b: f64, x: f64) -> f64 {
     if a.is_nan() || b.is_nan() || x.is_nan() || a < 0.0 || b < 0.0 || !(0.0..=1.0).contains(&x) {
         return f64::NAN;
     }
-    if a == 0.0 && b == 0.0 || a.is_infinite() || b.is_infinite() {
+    if a == 0.0 && b == 0.0 || a.is_infinite() && b.is_infinite() {
         return f64::NAN;
+    }
+    // Limits in one infinite parameter: all mass at x = 1 (a = inf) or at x = 0 (b = inf).
+    if a.is_infinite() {
+        return if x < 1.0 { 0.0 } else { 1.0 };
+    }
+    if b.is_infinite() {
+        return if x > 0.0 { 1.0 } else { 0.0 };
     }
     if a == 0.0 {
         return 1.0;
@@ -80,6 +87,9 @@ pub fn betainc(a: f64, b: f64, x: f64) -> f64 {
     if x == 0.0 || x == 1.0 {
         return x;
     }
+    if a == b && x == 0.5 {
+        return 0.5;
+    }
     lower_upper(a, b, x).0.to_f64()
 }
 
@@ -88,7 +98,12 @@ fn invert(a: f64, b: f64, y: f64) -> f64 {
     let lnb = lbeta_dd(a, b).0.to_f64();
     // Small-x power law I ≈ x^a / (a B(a, b)), capped at the mean.
     let mean = a / (a + b);
-    let mut x = libm::exp((libm::log(y) + libm::log(a) + lnb) / a);
+    let ln_x0 = (libm::log(y) + libm::log(a) + lnb) / a;
+    if ln_x0 < -746.0 {
+        // The root is below the smallest subnormal.
+        return 0.0;
+    }
+    let mut x = libm::exp(ln_x0);
     if !(x > 0.0 && x < mean) {
         x = mean.min(0.5);
     }
@@ -147,8 +162,15 @@ pub fn betaincinv(a: f64, b: f64, y: f64) -> f64 {
     if y == 0.0 || y == 1.0 {
         return y;
     }
-    if a.is_infinite() || b.is_infinite() {
+    if a.is_infinite() {
         return f64::NAN;
+    }
+    if b.is_infinite() {
+        // I_x(a, inf) = 1 for every x > 0.
+        return 0.0;
+    }
+    if a == b && y == 0.5 {
+        return 0.5;
     }
     if y <= 0.5 {
         return invert(a, b, y);

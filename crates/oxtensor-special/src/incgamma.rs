@@ -26,9 +26,6 @@ fn ln_prefactor(a: f64, x: f64) -> DD {
 /// `(P, Q)` in double-double for finite `a > 0`, `x > 0` (the inverses need the residual
 /// `v - y` more precisely than an f64 `v` gives it).
 fn pq_dd(a: f64, x: f64) -> (DD, DD) {
-    if a >= TEMME_MIN_A {
-        return temme(a, x);
-    }
     let series = if a < 1.0 { x < 2.5 } else { x < a + 1.0 };
     let lnd = ln_prefactor(a, x);
     // Far tails: the smaller of P, Q underflows; skip the sums (which would crawl for huge x).
@@ -38,6 +35,9 @@ fn pq_dd(a: f64, x: f64) -> (DD, DD) {
         } else {
             (DD::ONE, DD::ZERO)
         };
+    }
+    if a >= TEMME_MIN_A {
+        return temme(a, x);
     }
     if series {
         let mut term = DD::ONE;
@@ -70,38 +70,38 @@ const TEMME_MIN_A: f64 = 1e8;
 
 /// Taylor coefficients of Temme's `C₀(η)` at η = 0 (tools/temme_coefficients.py).
 const TEMME_C0: [f64; 14] = [
-    -0.33333333333333333,
-    0.083333333333333333,
+    -0.3333333333333333,
+    0.08333333333333333,
     -0.014814814814814815,
-    0.0011574074074074074,
+    0.0011574074074074073,
     0.0003527336860670194,
-    -0.00017875514403292181,
-    3.9192631785224378e-5,
-    -2.1854485106799922e-6,
-    -1.85406221071516e-6,
-    8.296711340953086e-7,
-    -1.7665952736826079e-7,
-    6.7078535434014986e-9,
-    1.0261809784240308e-8,
-    -4.3820360184533532e-9,
+    -0.0001787551440329218,
+    3.919263178522438e-05,
+    -2.1854485106799924e-06,
+    -1.85406221071516e-06,
+    8.296711340953087e-07,
+    -1.7665952736826078e-07,
+    6.707853543401498e-09,
+    1.0261809784240309e-08,
+    -4.382036018453353e-09,
 ];
 
 /// Taylor coefficients of Temme's `C₁(η)` at η = 0 (tools/temme_coefficients.py).
 const TEMME_C1: [f64; 14] = [
-    -0.0018518518518518519,
-    -0.0034722222222222222,
-    0.0026455026455026455,
-    -0.00099022633744855967,
+    -0.001851851851851852,
+    -0.003472222222222222,
+    0.0026455026455026454,
+    -0.0009902263374485596,
     0.00020576131687242798,
-    -4.0187757201646091e-7,
-    -1.8098550334489978e-5,
-    7.6491609160811101e-6,
-    -1.6120900894563446e-6,
-    4.6471278028074343e-9,
-    1.378633446915721e-7,
-    -5.752545603517705e-8,
-    1.1951628599778147e-8,
-    -1.7543241719747648e-11,
+    -4.018775720164609e-07,
+    -1.8098550334489977e-05,
+    7.64916091608111e-06,
+    -1.6120900894563446e-06,
+    4.647127802807434e-09,
+    1.378633446915721e-07,
+    -5.752545603517705e-08,
+    1.1951628599778148e-08,
+    -1.7543241719747647e-11,
 ];
 
 /// Horner evaluation of a power series.
@@ -149,9 +149,44 @@ fn pq(a: f64, x: f64) -> (f64, f64) {
     (p.to_f64(), q.to_f64())
 }
 
+/// ζ(k)/k for k = 2..31 (mpmath): the Taylor coefficients of ln Γ(1 + a).
+const ZETA_OVER_K: [f64; 30] = [
+    0.8224670334241132, 0.40068563438653143, 0.27058080842778454, 0.20738555102867398,
+    0.1695571769974082, 0.1440498967688461, 0.12550966952474304, 0.11133426586956469,
+    0.1000994575127818, 0.09095401714582904, 0.083353840546109, 0.0769325164113522,
+    0.07143294629536133, 0.06666870588242046, 0.06250095514121304, 0.058823978658684585,
+    0.055555767627403614, 0.05263167937961666, 0.05000004769810169, 0.047619070330142226,
+    0.04545455629320467, 0.04347826605304026, 0.04166666915034121, 0.04000000119214014,
+    0.03846153903467518, 0.037037037312989324, 0.035714285847333355, 0.034482758684919304,
+    0.03333333336437758, 0.03225806453115042,
+];
+
+/// Euler's γ in double-double.
+const EULER: DD = DD { hi: 0.5772156649015329, lo: -4.942915152430645e-18 };
+
+/// `ln Γ(1 + a)` in double-double with *relative* accuracy for small a: the Taylor series
+/// `-γ a + Σ_k (-1)^k ζ(k)/k a^k` for |a| <= 0.2 (the log-gamma core has only absolute
+/// accuracy, useless when a is 1e-300), the core beyond.
+fn lgamma1p(a: f64) -> DD {
+    if a.abs() > 0.2 {
+        return lgamma_dd(DD::sum(1.0, a)).0;
+    }
+    let mut pow = a * a;
+    let mut tail = 0.0;
+    for (i, &c) in ZETA_OVER_K.iter().enumerate() {
+        let term = c * pow;
+        tail += if i % 2 == 0 { term } else { -term };
+        if term.abs() < 1e-20 * tail.abs() {
+            break;
+        }
+        pow *= a;
+    }
+    -(EULER * a) + tail
+}
+
 /// Q(a, x) for a < 1, x < a + 1 without forming 1 - P.
 fn small_a_q(a: f64, x: f64) -> DD {
-    let t = DD::new(x).ln() * a - lgamma_dd(DD::sum(1.0, a)).0;
+    let t = DD::new(x).ln() * a - lgamma1p(a);
     let u = t.exp();
     let mut s = DD::ZERO;
     let mut pow_fact = DD::ONE;
@@ -236,10 +271,14 @@ pub fn gammaincc(a: f64, x: f64) -> f64 {
 
 /// The chi-square survival function with `k` degrees of freedom, `Q(k/2, x/2)` (SciPy
 /// `chdtrc(k, x)`; note the argument order here is `(x, k)`): 1 at x = 0, NaN for x < 0 or
-/// k <= 0.
+/// k < 0; k = 0 is the point mass at 0.
 pub fn chi2sf(x: f64, k: f64) -> f64 {
-    if x.is_nan() || k.is_nan() || k <= 0.0 || x < 0.0 {
+    if x.is_nan() || k.is_nan() || k < 0.0 || x < 0.0 {
         return f64::NAN;
+    }
+    if k == 0.0 {
+        // The degenerate distribution at 0 (SciPy: 0 for x > 0, NaN at x = 0).
+        return if x > 0.0 { 0.0 } else { f64::NAN };
     }
     if x == 0.0 {
         return 1.0;

@@ -100,8 +100,9 @@ pub fn owens_t(h: f64, a: f64) -> f64 {
     }
     let sign = a.signum();
     let (h, a) = (h.abs(), a.abs());
-    if h.is_infinite() {
-        return 0.0;
+    // T(h, a) <= Q(h)/2, which underflows beyond h ≈ 38.5.
+    if h > 40.0 {
+        return 0.0 * sign;
     }
     if a.is_infinite() {
         return sign

@@ -144,12 +144,13 @@ pub fn polygamma(n: f64, x: f64) -> f64 {
     if n == 0.0 {
         return digamma(x);
     }
-    if x.is_infinite() {
-        return if x > 0.0 { 0.0 } else { f64::NAN };
-    }
     let n_odd = n % 2.0 == 1.0;
     // (-1)^(n+1): positive for odd n.
     let outer = if n_odd { 1.0 } else { -1.0 };
+    if x == f64::INFINITY {
+        return 0.0;
+    }
+    // x = -inf counts as a pole (below), as in SciPy.
     if is_nonpos_int(x) {
         return outer * f64::INFINITY;
     }
