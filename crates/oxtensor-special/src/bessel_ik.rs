@@ -100,12 +100,17 @@ fn debye_ln(v: f64, x: f64, first_kind: bool, scaled: bool) -> DD {
     let t2 = t * t;
     let u1 = t * (3.0 - 5.0 * t2) / 24.0;
     let u2 = t2 * (81.0 - 462.0 * t2 + 385.0 * t2 * t2) / 1152.0;
-    let u3 = t * t2 * (30375.0 - 369603.0 * t2 + 765765.0 * t2 * t2 - 425425.0 * t2 * t2 * t2) / 414720.0;
+    let u3 = t * t2 * (30375.0 - 369603.0 * t2 + 765765.0 * t2 * t2 - 425425.0 * t2 * t2 * t2)
+        / 414720.0;
     let sign = if first_kind { 1.0 } else { -1.0 };
     let series = 1.0 + sign * u1 / v + u2 / (v * v) + sign * u3 / (v * v * v);
     // v η, or v (η - z) when the exponential scaling e^∓x is folded in.
     let eta_minus_z = 1.0 / (root + z) - libm::asinh(1.0 / z);
-    let exponent = if scaled { v * eta_minus_z } else { v * eta_minus_z + x };
+    let exponent = if scaled {
+        v * eta_minus_z
+    } else {
+        v * eta_minus_z + x
+    };
     let quarter = -0.25 * libm::log1p(z * z);
     let front = if first_kind {
         -0.5 * libm::log(2.0 * core::f64::consts::PI * v)
@@ -136,6 +141,9 @@ fn iv_impl(v: f64, x: f64, scaled: bool) -> f64 {
             1.0
         } else if v > 0.0 {
             0.0
+        } else if scaled {
+            // SciPy: NaN for ive at the pole of a negative non-integer order.
+            f64::NAN
         } else {
             f64::INFINITY
         };
@@ -255,7 +263,7 @@ fn ln_kv(v: f64, x: f64, scaled: bool) -> DD {
         loop {
             let term = libm::exp(psi(dir * j * h));
             sum = sum + term;
-            if !(term >= 1e-20 * sum.hi) || j > 1e7 {
+            if term.is_nan() || term < 1e-20 * sum.hi || j > 1e7 {
                 break;
             }
             j += 1.0;

@@ -9,7 +9,8 @@
 //! * `x < -1/2`: Pfaff's transformation `(1-x)^-a ₂F₁(a, c-b; c; x/(x-1))`, whose argument lies
 //!   in (1/3, 1), then the cases above (for x < -9 that is the `1/(1-x)` connection; when b - a
 //!   is an integer the series in x/(x-1) again);
-//! * `x = 1`: Gauss's sum `Γ(c) Γ(c-a-b) / (Γ(c-a) Γ(c-b))` for c - a - b > 0, inf otherwise;
+//! * `x = 1`: Gauss's sum `Γ(c) Γ(c-a-b) / (Γ(c-a) Γ(c-b))` for c - a - b > 0, otherwise ±inf
+//!   with the sign of the divergent term;
 //! * `x > 1` (non-polynomial; the value is complex): inf, as SciPy returns; c a non-positive
 //!   integer (no terminating numerator first): inf; an infinite parameter: NaN.
 //!
@@ -81,11 +82,12 @@ fn unit_interval(a: DD, b: DD, c: DD, x: DD, y: DD) -> DD {
 /// The Gauss hypergeometric function `₂F₁(a, b; c; x)` (SciPy `hyp2f1`) for real arguments;
 /// see the module documentation for the covered region.
 pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
-    if a.is_nan() || b.is_nan() || c.is_nan() || x.is_nan() {
-        return f64::NAN;
-    }
+    // As in SciPy, a zero numerator parameter or x = 0 gives 1 whatever the others are.
     if x == 0.0 || a == 0.0 || b == 0.0 {
         return 1.0;
+    }
+    if a.is_nan() || b.is_nan() || c.is_nan() || x.is_nan() {
+        return f64::NAN;
     }
     if a.is_infinite() || b.is_infinite() || c.is_infinite() {
         return f64::NAN;
@@ -120,7 +122,19 @@ pub fn hyp2f1(a: f64, b: f64, c: f64, x: f64) -> f64 {
     if x == 1.0 {
         let s = DD::sum(c, -a) - b;
         if s.hi <= 0.0 {
-            return f64::INFINITY;
+            // Divergent: F ~ Γ(c)Γ(-s)/(Γ(a)Γ(b)) (1-x)^s (a log for s = 0), so the sign is
+            // that of the gamma ratio.
+            let cd = DD::new(c);
+            let ratio = if s.hi < 0.0 {
+                gamma_ratio(&[cd, -s], &[DD::new(a), DD::new(b)])
+            } else {
+                gamma_ratio(&[cd], &[DD::new(a), DD::new(b)])
+            };
+            return if ratio.hi < 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
         }
         let cd = DD::new(c);
         return gamma_ratio(&[cd, s], &[cd - a, cd - b]).to_f64();

@@ -78,14 +78,15 @@ pub fn betainc(a: f64, b: f64, x: f64) -> f64 {
     if b.is_infinite() {
         return if x > 0.0 { 1.0 } else { 0.0 };
     }
+    // SciPy settles the ends of [0, 1] before the zero parameters.
+    if x == 0.0 || x == 1.0 {
+        return x;
+    }
     if a == 0.0 {
         return 1.0;
     }
     if b == 0.0 {
         return 0.0;
-    }
-    if x == 0.0 || x == 1.0 {
-        return x;
     }
     if a == b && x == 0.5 {
         return 0.5;
