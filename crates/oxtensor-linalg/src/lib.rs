@@ -1,0 +1,41 @@
+//! Dense linear-algebra kernels for oxtensor: the numeric side of PyTensor's `pt.linalg`,
+//! computed with the pure-Rust `faer` crate.
+//!
+//! Every operation is a function `fn(&[&Tensor], params) -> Result<Vec<Tensor>, LinalgError>`
+//! with a *core signature* (cholesky `(m,m)->(m,m)`, solve `(m,m),(m,n)->(m,n)`, det
+//! `(m,m)->()`, …). Dimensions in front of the core ones are batch dimensions and broadcast
+//! between the operands as in NumPy's generalised ufuncs (PyTensor's `Blockwise`); one
+//! driver ([`batch`]) walks the broadcast batch, in parallel with rayon when it is large.
+//!
+//! Inputs that are all `float32` compute in `float32`; anything else (`float64`, integers,
+//! booleans, or a mix) computes in `float64`, as `numpy.linalg` does. Integer outputs
+//! (pivots, ranks) are `int32`.
+//!
+//! oxtensor has no complex dtype: [`eig`] returns real eigenpairs and reports a matrix with
+//! complex eigenvalues as [`LinalgError::Unsupported`].
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+/// Calls the generic `imp::<T>` for the float dtype an op computes in.
+macro_rules! by_dtype {
+    ($dt:expr, $f:ident ( $($arg:expr),* )) => {
+        match $dt {
+            oxtensor_data::DType::F32 => $f::<f32>($($arg),*),
+            _ => $f::<f64>($($arg),*),
+        }
+    };
+}
+pub(crate) use by_dtype;
+
+pub mod batch;
+mod decomp;
+mod error;
+mod real;
+mod util;
+
+pub use decomp::{
+    CholeskyParams, OnError, QrMode, SvdParams, cholesky, eig, eigh, eigvalsh, lu, lu_factor, qr,
+    svd,
+};
+pub use error::LinalgError;
+pub use real::Real;
