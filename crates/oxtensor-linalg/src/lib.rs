@@ -25,12 +25,13 @@ macro_rules! by_dtype {
         }
     };
 }
-pub(crate) use by_dtype;
 
 pub mod batch;
 mod decomp;
 mod error;
 mod real;
+mod reduce;
+mod solve;
 mod util;
 
 pub use decomp::{
@@ -39,3 +40,8 @@ pub use decomp::{
 };
 pub use error::LinalgError;
 pub use real::Real;
+pub use reduce::{NormOrd, det, norm, slogdet};
+pub use solve::{
+    AssumeA, ChoSolveParams, LstsqParams, LuSolveParams, SolveParams, SolveTriangularParams, Trans,
+    cho_solve, inv, lstsq, lu_solve, pinv, solve, solve_triangular,
+};
