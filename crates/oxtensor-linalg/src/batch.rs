@@ -168,12 +168,15 @@ impl<T: Real> Batched<T> {
             let split = shape.len() - spec.core_ndim;
             batch_shapes.push(shape[..split].to_vec());
             cores.push(shape[split..].to_vec());
-            let values = t.cast(T::DTYPE).to_vec::<T>().map_err(|_| LinalgError::DType {
-                op,
-                arg: spec.name,
-                expected: "a numeric dtype",
-                got: t.dtype(),
-            })?;
+            let values = t
+                .cast(T::DTYPE)
+                .to_vec::<T>()
+                .map_err(|_| LinalgError::DType {
+                    op,
+                    arg: spec.name,
+                    expected: "a numeric dtype",
+                    got: t.dtype(),
+                })?;
             data.push(values);
         }
         let mut batch: Vec<usize> = Vec::new();
@@ -192,12 +195,11 @@ impl<T: Real> Batched<T> {
                 .iter()
                 .map(|&s| s * core_numel as isize)
                 .collect();
-            let strides = broadcast_strides(b, &own, &batch).ok_or_else(|| {
-                LinalgError::Broadcast {
+            let strides =
+                broadcast_strides(b, &own, &batch).ok_or_else(|| LinalgError::Broadcast {
                     op,
                     shapes: batch_shapes.clone(),
-                }
-            })?;
+                })?;
             offsets.push(StridedIndex::new(&batch, &strides, 0).collect());
         }
         Ok(Batched {
@@ -262,7 +264,12 @@ impl<T: Real> Batched<T> {
             shape.extend_from_slice(&spec.shape);
             let mut flat: Vec<T> = Vec::with_capacity(nb * core_numel);
             for r in &results {
-                assert_eq!(r[k].len(), core_numel, "{}: kernel output {k} size", self.op);
+                assert_eq!(
+                    r[k].len(),
+                    core_numel,
+                    "{}: kernel output {k} size",
+                    self.op
+                );
                 flat.extend_from_slice(&r[k]);
             }
             let too_large = |_| LinalgError::TooLarge {

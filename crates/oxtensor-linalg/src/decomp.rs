@@ -43,7 +43,10 @@ pub fn cholesky(inputs: &[&Tensor], p: &CholeskyParams) -> Result<Vec<Tensor>, L
     by_dtype!(float_dtype(inputs, &A), cholesky_imp(inputs, p))
 }
 
-fn cholesky_imp<T: Real>(inputs: &[&Tensor], p: &CholeskyParams) -> Result<Vec<Tensor>, LinalgError> {
+fn cholesky_imp<T: Real>(
+    inputs: &[&Tensor],
+    p: &CholeskyParams,
+) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("cholesky", inputs, &A)?;
     let n = b.square(0, "a")?;
     b.run(&[OutSpec::float(&[n, n])], |c| {
@@ -109,7 +112,11 @@ fn lu_factor_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError
     b.run(&[OutSpec::float(&[m, n]), OutSpec::int32(&[k])], |c| {
         let f = Lu::new(c[0].mat());
         let packed = Mat::from_fn(m, n, |i, j| if i > j { f.l[(i, j)] } else { f.u[(i, j)] });
-        let piv = f.lapack_pivots().iter().map(|&p| T::lit(p as f64)).collect();
+        let piv = f
+            .lapack_pivots()
+            .iter()
+            .map(|&p| T::lit(p as f64))
+            .collect();
         Ok(vec![rows(packed.as_ref()), piv])
     })
 }
@@ -150,7 +157,11 @@ fn qr_imp<T: Real>(inputs: &[&Tensor], mode: QrMode) -> Result<Vec<Tensor>, Lina
         let f = c[0].mat().qr();
         let r = f.thin_R();
         let rr = Mat::from_fn(r_rows, n, |i, j| {
-            if i < k && i <= j { r[(i, j)] } else { T::lit(0.0) }
+            if i < k && i <= j {
+                r[(i, j)]
+            } else {
+                T::lit(0.0)
+            }
         });
         let mut res = Vec::new();
         match mode {
@@ -206,7 +217,12 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
     ];
     b.run(&outs, |c| {
         let a = c[0].mat();
-        let f = if p.full_matrices { a.svd() } else { a.thin_svd() }.map_err(no_conv)?;
+        let f = if p.full_matrices {
+            a.svd()
+        } else {
+            a.thin_svd()
+        }
+        .map_err(no_conv)?;
         let s = f.S().column_vector();
         Ok(vec![
             rows(f.U()),
@@ -231,7 +247,11 @@ pub fn eigvalsh(inputs: &[&Tensor], lower: bool) -> Result<Vec<Tensor>, LinalgEr
     by_dtype!(float_dtype(inputs, &A), eigh_imp(inputs, lower, false))
 }
 
-fn eigh_imp<T: Real>(inputs: &[&Tensor], lower: bool, vectors: bool) -> Result<Vec<Tensor>, LinalgError> {
+fn eigh_imp<T: Real>(
+    inputs: &[&Tensor],
+    lower: bool,
+    vectors: bool,
+) -> Result<Vec<Tensor>, LinalgError> {
     let op = if vectors { "eigh" } else { "eigvalsh" };
     let b = Batched::<T>::new(op, inputs, &A)?;
     let n = b.square(0, "a")?;
@@ -243,7 +263,9 @@ fn eigh_imp<T: Real>(inputs: &[&Tensor], lower: bool, vectors: bool) -> Result<V
     b.run(&outs, |c| {
         let a = symmetric_from(c[0].mat(), lower);
         if !vectors {
-            return Ok(vec![a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?]);
+            return Ok(vec![
+                a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?,
+            ]);
         }
         let f = a.self_adjoint_eigen(Side::Lower).map_err(no_conv)?;
         let w = f.S().column_vector();
@@ -284,7 +306,10 @@ fn eig_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
         let u = f.U();
         let mut v = Mat::from_fn(n, n, |i, j| u[(i, j)].re);
         for j in 0..n {
-            let norm: f64 = (0..n).map(|i| v[(i, j)].as_f64().powi(2)).sum::<f64>().sqrt();
+            let norm: f64 = (0..n)
+                .map(|i| v[(i, j)].as_f64().powi(2))
+                .sum::<f64>()
+                .sqrt();
             if norm > 0.0 {
                 for i in 0..n {
                     v[(i, j)] = T::lit(v[(i, j)].as_f64() / norm);

@@ -27,21 +27,29 @@ macro_rules! by_dtype {
 }
 
 pub mod batch;
+mod construct;
 mod decomp;
 mod error;
+mod matfn;
 mod real;
 mod reduce;
 mod solve;
+mod sylvester;
 mod util;
 
+pub use construct::{block_diag, kron};
 pub use decomp::{
     CholeskyParams, OnError, QrMode, SvdParams, cholesky, eig, eigh, eigvalsh, lu, lu_factor, qr,
     svd,
 };
 pub use error::LinalgError;
+pub use matfn::{expm, matrix_power};
 pub use real::Real;
 pub use reduce::{NormOrd, det, norm, slogdet};
 pub use solve::{
     AssumeA, ChoSolveParams, LstsqParams, LuSolveParams, SolveParams, SolveTriangularParams, Trans,
     cho_solve, inv, lstsq, lu_solve, pinv, solve, solve_triangular,
+};
+pub use sylvester::{
+    KRON_MAX_UNKNOWNS, solve_continuous_lyapunov, solve_discrete_lyapunov, solve_sylvester,
 };

@@ -76,7 +76,10 @@ pub enum NormOrd {
 pub fn norm(inputs: &[&Tensor], ord: NormOrd, matrix: bool) -> Result<Vec<Tensor>, LinalgError> {
     check_arity("norm", inputs, 1)?;
     let args = [ArgSpec::with_ndim("x", if matrix { 2 } else { 1 })];
-    by_dtype!(float_dtype(inputs, &args), norm_imp(inputs, &args, ord, matrix))
+    by_dtype!(
+        float_dtype(inputs, &args),
+        norm_imp(inputs, &args, ord, matrix)
+    )
 }
 
 fn bad_ord(ord: NormOrd, what: &str) -> LinalgError {

@@ -54,11 +54,7 @@ fn ab_args(
 }
 
 /// Checks that `b` (input `i`) has `m` rows and returns its core shape as the output's.
-fn rhs_shape<T: Real>(
-    b: &Batched<T>,
-    i: usize,
-    m: usize,
-) -> Result<Vec<usize>, LinalgError> {
+fn rhs_shape<T: Real>(b: &Batched<T>, i: usize, m: usize) -> Result<Vec<usize>, LinalgError> {
     let core = &b.cores[i];
     if core.first() != Some(&m) {
         let expected = if core.len() == 1 {
@@ -90,7 +86,10 @@ fn solve_imp<T: Real>(
             }
             AssumeA::PositiveDefinite => symmetric_from(a, p.lower)
                 .llt(Side::Lower)
-                .map_err(|_| LinalgError::NotPositiveDefinite { op: "solve", arg: "a" })?
+                .map_err(|_| LinalgError::NotPositiveDefinite {
+                    op: "solve",
+                    arg: "a",
+                })?
                 .solve(rhs),
         };
         Ok(vec![rows(x.as_ref())])
@@ -130,7 +129,10 @@ pub fn solve_triangular(
 ) -> Result<Vec<Tensor>, LinalgError> {
     check_arity("solve_triangular", inputs, 2)?;
     let args = ab_args("solve_triangular", inputs, p.b_ndim)?;
-    by_dtype!(float_dtype(inputs, &args), solve_triangular_imp(inputs, &args, p))
+    by_dtype!(
+        float_dtype(inputs, &args),
+        solve_triangular_imp(inputs, &args, p)
+    )
 }
 
 /// Solves `t x = b` for triangular `t` (lower when `lower`), checking the diagonal.
@@ -331,9 +333,15 @@ struct Pseudo<T> {
     rank: usize,
 }
 
-fn pseudo<T: Real>(op: &'static str, a: MatRef<'_, T>, rtol: Option<f64>) -> Result<Pseudo<T>, LinalgError> {
+fn pseudo<T: Real>(
+    op: &'static str,
+    a: MatRef<'_, T>,
+    rtol: Option<f64>,
+) -> Result<Pseudo<T>, LinalgError> {
     let (m, n) = (a.nrows(), a.ncols());
-    let f = a.thin_svd().map_err(|_| LinalgError::NoConvergence { op })?;
+    let f = a
+        .thin_svd()
+        .map_err(|_| LinalgError::NoConvergence { op })?;
     let sd = f.S().column_vector();
     let s: Vec<T> = (0..m.min(n)).map(|i| sd[i]).collect();
     let rtol = rtol.unwrap_or(m.max(n) as f64 * T::eps().as_f64());
@@ -341,7 +349,13 @@ fn pseudo<T: Real>(op: &'static str, a: MatRef<'_, T>, rtol: Option<f64>) -> Res
     let cutoff = rtol * smax;
     let s_inv: Vec<T> = s
         .iter()
-        .map(|&x| if x.as_f64() > cutoff { T::lit(1.0) / x } else { T::lit(0.0) })
+        .map(|&x| {
+            if x.as_f64() > cutoff {
+                T::lit(1.0) / x
+            } else {
+                T::lit(0.0)
+            }
+        })
         .collect();
     let rank = s.iter().filter(|x| x.as_f64() > cutoff).count();
     Ok(Pseudo {
@@ -366,7 +380,11 @@ impl<T: Real> Pseudo<T> {
     }
 }
 
-fn pinv_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec], rtol: Option<f64>) -> Result<Vec<Tensor>, LinalgError> {
+fn pinv_imp<T: Real>(
+    inputs: &[&Tensor],
+    args: &[ArgSpec],
+    rtol: Option<f64>,
+) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("pinv", inputs, args)?;
     let (m, n) = matrix_dims(&b, 0, "a")?;
     b.run(&[OutSpec::float(&[n, m])], |c| {
@@ -399,7 +417,11 @@ pub fn lstsq(inputs: &[&Tensor], p: &LstsqParams) -> Result<Vec<Tensor>, LinalgE
     by_dtype!(float_dtype(inputs, &args), lstsq_imp(inputs, &args, p))
 }
 
-fn lstsq_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec], p: &LstsqParams) -> Result<Vec<Tensor>, LinalgError> {
+fn lstsq_imp<T: Real>(
+    inputs: &[&Tensor],
+    args: &[ArgSpec],
+    p: &LstsqParams,
+) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("lstsq", inputs, args)?;
     let (m, n) = matrix_dims(&b, 0, "a")?;
     let bcore = rhs_shape(&b, 1, m)?;
@@ -426,6 +448,11 @@ fn lstsq_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec], p: &LstsqParams) -> 
                 res.push(T::lit(ss));
             }
         }
-        Ok(vec![rows(x.as_ref()), res, vec![T::lit(ps.rank as f64)], ps.s])
+        Ok(vec![
+            rows(x.as_ref()),
+            res,
+            vec![T::lit(ps.rank as f64)],
+            ps.s,
+        ])
     })
 }

@@ -60,7 +60,9 @@ impl<T: Real> Lu<T> {
         let mut perm: Vec<usize> = (0..self.fwd.len()).collect();
         let mut piv = Vec::with_capacity(k);
         for i in 0..k {
-            let j = (i..perm.len()).find(|&j| perm[j] == self.fwd[i]).unwrap_or(i);
+            let j = (i..perm.len())
+                .find(|&j| perm[j] == self.fwd[i])
+                .unwrap_or(i);
             piv.push(j);
             perm.swap(i, j);
         }
@@ -124,7 +126,11 @@ pub(crate) fn identity<T: Real>(n: usize) -> Mat<T> {
 /// The matrix 1-norm (largest absolute column sum).
 pub(crate) fn norm1<T: Real>(a: MatRef<'_, T>) -> f64 {
     (0..a.ncols())
-        .map(|j| (0..a.nrows()).map(|i| a[(i, j)].as_f64().abs()).sum::<f64>())
+        .map(|j| {
+            (0..a.nrows())
+                .map(|i| a[(i, j)].as_f64().abs())
+                .sum::<f64>()
+        })
         .fold(0.0, f64::max)
 }
 
