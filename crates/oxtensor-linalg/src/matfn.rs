@@ -90,7 +90,7 @@ const PADE13: [f64; 14] = [
 /// Largest 1-norm for which each degree is accurate to double precision (Higham 2005).
 const THETA: [(f64, &[f64]); 4] = [
     (1.495585217958292e-2, &PADE3),
-    (2.539398330063230e-1, &PADE5),
+    (2.539_398_330_063_23e-1, &PADE5),
     (9.504178996162932e-1, &PADE7),
     (2.097847961257068e0, &PADE9),
 ];
@@ -118,12 +118,16 @@ fn expm_core<T: Real>(a: MatRef<'_, T>) -> Result<Mat<T>, LinalgError> {
     let a = a.to_owned();
     let a2 = &a * &a;
     let norm = norm1(a.as_ref());
+    if !norm.is_finite() {
+        // NaN or infinite entries: no scaling makes the series meaningful (SciPy gives NaN).
+        return Ok(Mat::from_fn(n, n, |_, _| T::nan()));
+    }
     for (theta, c) in THETA {
         if norm <= theta {
             // Even powers A^0, A^2, A^4, ... up to the degree.
             let mut pows = vec![eye.clone(), a2.clone()];
             while pows.len() < c.len() / 2 {
-                let next = pows.last().map(|p| p * &a2).unwrap_or_else(|| eye.clone());
+                let next = &pows[pows.len() - 1] * &a2;
                 pows.push(next);
             }
             let odd: Vec<(f64, &Mat<T>)> = pows

@@ -122,8 +122,8 @@ fn vector_norm(abs: impl Iterator<Item = f64> + Clone, ord: NormOrd) -> f64 {
     match ord {
         NormOrd::Inf => abs.fold(0.0, f64::max),
         NormOrd::NegInf => abs.fold(f64::INFINITY, f64::min),
-        NormOrd::P(p) if p == 0.0 => abs.filter(|&x| x != 0.0).count() as f64,
-        NormOrd::P(p) if p == 1.0 => abs.sum(),
+        NormOrd::P(0.0) => abs.filter(|&x| x != 0.0).count() as f64,
+        NormOrd::P(1.0) => abs.sum(),
         NormOrd::P(p) if p != 2.0 => abs.map(|x| x.powf(p)).sum::<f64>().powf(1.0 / p),
         _ => {
             let scale = abs.clone().fold(0.0, f64::max);
@@ -152,9 +152,9 @@ fn matrix_norm<T: Real>(a: faer::MatRef<'_, T>, ord: NormOrd) -> Result<f64, Lin
         NormOrd::Nuc => singular()?.iter().sum(),
         NormOrd::Inf => row_sums().fold(0.0, f64::max),
         NormOrd::NegInf => row_sums().fold(f64::INFINITY, f64::min),
-        NormOrd::P(p) if p == 1.0 => norm1(a),
-        NormOrd::P(p) if p == -1.0 => col_sums().fold(f64::INFINITY, f64::min),
-        NormOrd::P(p) if p == 2.0 => singular()?.first().copied().unwrap_or(0.0),
+        NormOrd::P(1.0) => norm1(a),
+        NormOrd::P(-1.0) => col_sums().fold(f64::INFINITY, f64::min),
+        NormOrd::P(2.0) => singular()?.first().copied().unwrap_or(0.0),
         NormOrd::P(_) => singular()?.last().copied().unwrap_or(0.0),
     })
 }

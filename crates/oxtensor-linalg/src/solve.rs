@@ -373,7 +373,7 @@ impl<T: Real> Pseudo<T> {
         let mut ub = self.u.transpose() * b;
         for i in 0..ub.nrows() {
             for j in 0..ub.ncols() {
-                ub[(i, j)] = ub[(i, j)] * self.s_inv[i];
+                ub[(i, j)] *= self.s_inv[i];
             }
         }
         &self.v * &ub
