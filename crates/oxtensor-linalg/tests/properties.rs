@@ -199,9 +199,9 @@ fn det_is_the_product_of_eigenvalues_and_matches_slogdet() {
         let g = rng.tensor(&[3, n, n]);
         let gd = one(la::det(&[&g])).to_vec_as::<f64>();
         let gs = la::slogdet(&[&g]).expect("slogdet");
-        for b in 0..3 {
-            let v = gs[0].to_vec_as::<f64>()[b] * gs[1].to_vec_as::<f64>()[b].exp();
-            close("general det = slogdet", &[gd[b]], &[v], 1e-10);
+        let (gsign, glog) = (gs[0].to_vec_as::<f64>(), gs[1].to_vec_as::<f64>());
+        for ((d, s), l) in gd.iter().zip(&gsign).zip(&glog) {
+            close("general det = slogdet", &[*d], &[s * l.exp()], 1e-10);
         }
     }
 }
@@ -398,7 +398,7 @@ fn empty_and_non_finite_inputs_do_not_panic() {
 }
 
 fn err(r: Result<Vec<Tensor>, la::LinalgError>) -> String {
-    r.err().expect("an error").to_string()
+    r.expect_err("an error").to_string()
 }
 
 #[test]
