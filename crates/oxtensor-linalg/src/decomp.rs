@@ -232,19 +232,34 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
     })
 }
 
-/// Symmetric eigendecomposition, `(m,m)->(m),(m,m)`, like `numpy.linalg.eigh`: outputs
-/// `[w, v]` with `w` ascending and `a v = v diag(w)`. Reads only the `lower` (or upper)
-/// triangle. Eigenvectors are unique only up to sign.
+/// Symmetric eigendecomposition, like `scipy.linalg.eigh`: inputs `[a]` with core signature
+/// `(m,m)->(m),(m,m)`, or `[a, b]`, `(m,m),(m,m)->(m),(m,m)`, for the generalised problem
+/// `a v = w b v` with symmetric positive definite `b`. Outputs `[w, v]` with `w` ascending,
+/// `a v = v diag(w)` (or `a v = b v diag(w)` with `vᵀ b v = I`). Reads only the `lower` (or
+/// upper) triangle of each matrix. Eigenvectors are unique only up to sign.
 pub fn eigh(inputs: &[&Tensor], lower: bool) -> Result<Vec<Tensor>, LinalgError> {
-    check_arity("eigh", inputs, 1)?;
-    by_dtype!(float_dtype(inputs, &A), eigh_imp(inputs, lower, true))
+    check_one_or_two("eigh", inputs)?;
+    by_dtype!(float_dtype(inputs, &AB), eigh_imp(inputs, lower, true))
 }
 
-/// Eigenvalues of a symmetric matrix, `(m,m)->(m)`, ascending, like `numpy.linalg.eigvalsh`.
-/// (SciPy's generalised form with a second matrix `b` is not provided.)
+/// Eigenvalues of a symmetric matrix (or of the symmetric-definite pencil `(a, b)`), ascending,
+/// like `scipy.linalg.eigvalsh`: `(m,m)->(m)` or `(m,m),(m,m)->(m)`.
 pub fn eigvalsh(inputs: &[&Tensor], lower: bool) -> Result<Vec<Tensor>, LinalgError> {
-    check_arity("eigvalsh", inputs, 1)?;
-    by_dtype!(float_dtype(inputs, &A), eigh_imp(inputs, lower, false))
+    check_one_or_two("eigvalsh", inputs)?;
+    by_dtype!(float_dtype(inputs, &AB), eigh_imp(inputs, lower, false))
+}
+
+const AB: [ArgSpec; 2] = [ArgSpec::matrix("a"), ArgSpec::matrix("b")];
+
+fn check_one_or_two(op: &'static str, inputs: &[&Tensor]) -> Result<(), LinalgError> {
+    if inputs.is_empty() || inputs.len() > 2 {
+        return Err(LinalgError::Arity {
+            op,
+            expected: "1 or 2".into(),
+            got: inputs.len(),
+        });
+    }
+    Ok(())
 }
 
 fn eigh_imp<T: Real>(
@@ -253,15 +268,34 @@ fn eigh_imp<T: Real>(
     vectors: bool,
 ) -> Result<Vec<Tensor>, LinalgError> {
     let op = if vectors { "eigh" } else { "eigvalsh" };
-    let b = Batched::<T>::new(op, inputs, &A)?;
+    let b = Batched::<T>::new(op, inputs, &AB[..inputs.len()])?;
     let n = b.square(0, "a")?;
+    if inputs.len() == 2 && b.cores[1] != [n, n] {
+        return Err(b.shape_error(1, "b", &format!("{n}, {n}")));
+    }
     let no_conv = |_| LinalgError::NoConvergence { op };
     let mut outs = vec![OutSpec::float(&[n])];
     if vectors {
         outs.push(OutSpec::float(&[n, n]));
     }
     b.run(&outs, |c| {
-        let a = symmetric_from(c[0].mat(), lower);
+        let mut a = symmetric_from(c[0].mat(), lower);
+        // For the pencil, b = L Lᵀ turns a v = w b v into (L⁻¹ a L⁻ᵀ) y = w y with v = L⁻ᵀ y.
+        let chol = match c.get(1) {
+            Some(bm) => {
+                let llt = symmetric_from(bm.mat(), lower)
+                    .llt(Side::Lower)
+                    .map_err(|_| LinalgError::NotPositiveDefinite { op, arg: "b" })?;
+                let l = llt.L().to_owned();
+                let mut y = a.clone();
+                l.solve_lower_triangular_in_place(y.as_mut());
+                let mut z = y.transpose().to_owned();
+                l.solve_lower_triangular_in_place(z.as_mut());
+                a = symmetric_from(z.as_ref(), true);
+                Some(l)
+            }
+            None => None,
+        };
         if !vectors {
             return Ok(vec![
                 a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?,
@@ -269,7 +303,11 @@ fn eigh_imp<T: Real>(
         }
         let f = a.self_adjoint_eigen(Side::Lower).map_err(no_conv)?;
         let w = f.S().column_vector();
-        Ok(vec![(0..n).map(|i| w[i]).collect(), rows(f.U())])
+        let mut v = f.U().to_owned();
+        if let Some(l) = chol {
+            l.transpose().solve_upper_triangular_in_place(v.as_mut());
+        }
+        Ok(vec![(0..n).map(|i| w[i]).collect(), rows(v.as_ref())])
     })
 }
 

@@ -1,10 +1,10 @@
 //! Sylvester and Lyapunov equations, solved as one linear system in the Kronecker form.
 //!
 //! `A X + X B = Q` is `(A ⊗ I + I ⊗ Bᵀ) vec(X) = vec(Q)` (row-major `vec`), an `mn × mn`
-//! system solved by LU. That costs O((mn)³) rather than the O(m³ + n³) of Bartels–Stewart
-//! (which needs a real Schur form that faer does not expose at a high level), so the number
-//! of unknowns `mn` is limited to [`KRON_MAX_UNKNOWNS`]; larger problems are an
-//! [`LinalgError::Unsupported`] error.
+//! system solved by LU. That costs O((mn)³) rather than the O(m³ + n³) of Bartels–Stewart,
+//! which needs a real Schur form: faer 0.24 computes one internally (for `eigen`) but keeps
+//! the routine crate-private. So the number of unknowns `mn` is limited to
+//! [`KRON_MAX_UNKNOWNS`]; larger problems are an [`LinalgError::Unsupported`] error.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
 use crate::util::lu_solve_checked;

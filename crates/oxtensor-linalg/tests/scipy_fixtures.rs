@@ -212,38 +212,48 @@ fn check_values(name: &str, got: &[Tensor], want: &[Tensor], tol: f64) {
 fn check_factor_case(
     check: &str,
     name: &str,
-    a: &Tensor,
+    inputs: &[Tensor],
     got: &[Tensor],
     want: &[Tensor],
     tol: f64,
 ) {
-    let nb = batch_len(a, 2);
+    let a = &inputs[0];
+    let nb = batch_len(&got[got.len() - 1], 2);
     for bi in 0..nb {
-        let am = mat_at(a, bi);
+        let am = mat_at(a, bi % batch_len(a, 2));
         match check {
             "eigh" => {
                 let (w, ww) = (vec_at(&got[0], bi), vec_at(&want[0], bi));
                 assert_close(&format!("{name} w"), &w, &ww, tol);
                 let (mut v, mut vw) = (mat_at(&got[1], bi), mat_at(&want[1], bi));
-                let sym = M::new(
-                    am.r,
-                    am.c,
-                    (0..am.r * am.c)
-                        .map(|x| {
-                            let (i, j) = (x / am.c, x % am.c);
-                            let lower = !name.contains("/upper/");
-                            if (i >= j) == lower {
-                                am.at(i, j)
-                            } else {
-                                am.at(j, i)
-                            }
-                        })
-                        .collect(),
-                );
+                let lower = !name.contains("/upper/");
+                let sym = |m: &M| {
+                    M::new(
+                        m.r,
+                        m.c,
+                        (0..m.r * m.c)
+                            .map(|x| {
+                                let (i, j) = (x / m.c, x % m.c);
+                                if (i >= j) == lower {
+                                    m.at(i, j)
+                                } else {
+                                    m.at(j, i)
+                                }
+                            })
+                            .collect(),
+                    )
+                };
+                let bsym = match inputs.get(1) {
+                    Some(bt) => sym(&mat_at(bt, bi % batch_len(bt, 2))),
+                    None => M::eye(am.r),
+                };
+                let av = sym(&am).mul(&v);
+                let bvw = bsym.mul(&v).scale_cols(&w);
+                assert_close(&format!("{name} A v = B v w"), &av.d, &bvw.d, tol * 10.0);
                 assert_close(
-                    &format!("{name} A v = v w"),
-                    &sym.mul(&v).d,
-                    &v.scale_cols(&w).d,
+                    &format!("{name} vᵀ B v = I"),
+                    &v.t().mul(&bsym).mul(&v).d,
+                    &M::eye(v.c).d,
                     tol * 10.0,
                 );
                 sign_fix_cols(&mut v, None);
@@ -388,7 +398,7 @@ fn run_case(case: &Value, dtype: DType) {
                 check_values(&name, &got[1..2], &want[1..2], t);
             }
         }
-        check => check_factor_case(check, &name, &inputs[0], &got, &want, t),
+        check => check_factor_case(check, &name, &inputs, &got, &want, t),
     }
 }
 
