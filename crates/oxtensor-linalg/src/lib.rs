@@ -5,7 +5,7 @@
 //! with a *core signature* (cholesky `(m,m)->(m,m)`, solve `(m,m),(m,n)->(m,n)`, det
 //! `(m,m)->()`, …). Dimensions in front of the core ones are batch dimensions and broadcast
 //! between the operands as in NumPy's generalised ufuncs (PyTensor's `Blockwise`); one
-//! driver ([`batch`]) walks the broadcast batch, in parallel with rayon when it is large.
+//! driver (the `batch` module) walks the broadcast batch, in parallel with rayon when it is large.
 //!
 //! Inputs that are all `float32` compute in `float32`; anything else (`float64`, integers,
 //! booleans, or a mix) computes in `float64`, as `numpy.linalg` does. Integer outputs
@@ -26,7 +26,7 @@ macro_rules! by_dtype {
     };
 }
 
-pub mod batch;
+mod batch;
 mod construct;
 mod decomp;
 mod error;
