@@ -72,26 +72,35 @@ fn cholesky_imp<T: Real>(
 }
 
 /// LU decomposition `a = P L U`, `(m,n)->(m,m),(m,k),(k,n)` with `k = min(m, n)`, like
-/// `scipy.linalg.lu(a, permute_l=False)`: outputs `[P, L, U]`.
-pub fn lu(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+/// `scipy.linalg.lu(a, permute_l=False, p_indices)`: outputs `[P, L, U]`. With `p_indices`,
+/// `P` is instead an int32 vector `(m)` of row indices with `a = (L U)[P]`.
+pub fn lu(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, LinalgError> {
     check_arity("lu", inputs, 1)?;
-    by_dtype!(float_dtype(inputs, &A), lu_imp(inputs))
+    by_dtype!(float_dtype(inputs, &A), lu_imp(inputs, p_indices))
 }
 
-fn lu_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+fn lu_imp<T: Real>(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("lu", inputs, &A)?;
     let (m, n) = matrix_dims(&b, 0, "a")?;
     let k = m.min(n);
     let outs = [
-        OutSpec::float(&[m, m]),
+        if p_indices {
+            OutSpec::int32(&[m])
+        } else {
+            OutSpec::float(&[m, m])
+        },
         OutSpec::float(&[m, k]),
         OutSpec::float(&[k, n]),
     ];
     b.run(&outs, |c| {
         let f = Lu::new(c[0].mat());
-        let mut p = vec![T::lit(0.0); m * m];
+        let mut p = vec![T::lit(0.0); if p_indices { m } else { m * m }];
         for (i, &r) in f.fwd.iter().enumerate() {
-            p[r * m + i] = T::lit(1.0);
+            if p_indices {
+                p[r] = T::lit(i as f64);
+            } else {
+                p[r * m + i] = T::lit(1.0);
+            }
         }
         Ok(vec![p, rows(f.l.as_ref()), rows(f.u.as_ref())])
     })

@@ -117,7 +117,7 @@ fn call(op: &str, p: &Value, x: &[&Tensor]) -> Result<Vec<Tensor>, la::LinalgErr
                 b_ndim: bnd(p),
             },
         ),
-        "lu" => la::lu(x),
+        "lu" => la::lu(x, b(p, "p_indices", false)),
         "lu_factor" => la::lu_factor(x),
         "lu_solve" => {
             let piv = x[1].cast(DType::I32);
