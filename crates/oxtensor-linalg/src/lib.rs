@@ -33,6 +33,7 @@ mod error;
 mod matfn;
 mod real;
 mod reduce;
+mod schur;
 mod solve;
 mod sylvester;
 mod util;
@@ -50,6 +51,4 @@ pub use solve::{
     AssumeA, ChoSolveParams, LstsqParams, LuSolveParams, SolveParams, SolveTriangularParams, Trans,
     cho_solve, inv, lstsq, lu_solve, pinv, solve, solve_triangular,
 };
-pub use sylvester::{
-    KRON_MAX_UNKNOWNS, solve_continuous_lyapunov, solve_discrete_lyapunov, solve_sylvester,
-};
+pub use sylvester::{solve_continuous_lyapunov, solve_discrete_lyapunov, solve_sylvester};

@@ -1,49 +1,43 @@
-//! Sylvester and Lyapunov equations, solved as one linear system in the Kronecker form.
+//! Sylvester and Lyapunov equations.
 //!
-//! `A X + X B = Q` is `(A ⊗ I + I ⊗ Bᵀ) vec(X) = vec(Q)` (row-major `vec`), an `mn × mn`
-//! system solved by LU. That costs O((mn)³) rather than the O(m³ + n³) of Bartels–Stewart,
-//! which needs a real Schur form: faer 0.24 computes one internally (for `eigen`) but keeps
-//! the routine crate-private. So the number of unknowns `mn` is limited to
-//! [`KRON_MAX_UNKNOWNS`]; larger problems are an [`LinalgError::Unsupported`] error.
+//! `A X + X B = Q` is solved by Bartels–Stewart on complex Schur forms (see the `schur`
+//! module), in `f64` whatever the input dtype, O(m³ + n³). The continuous Lyapunov equation
+//! is the Sylvester equation with `B = Aᵀ`. The discrete Lyapunov equation follows SciPy's
+//! choice of method: for `n ≤ 10` the direct Kronecker form `(I − A ⊗ A) vec(X) = vec(Q)`,
+//! solved by LU; above that the bilinear (Cayley) transform to a continuous equation.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
-use crate::util::lu_solve_checked;
+use crate::schur::{SchurError, sylvester};
+use crate::util::{identity, lu_solve_checked};
 use crate::{LinalgError, Real};
-use faer::{Mat, MatRef};
+use faer::Mat;
 use oxtensor_data::Tensor;
 
-/// The largest number of unknowns (`m·n`) the Kronecker-form solver accepts (40×40).
-pub const KRON_MAX_UNKNOWNS: usize = 1600;
+/// The largest order for which `solve_discrete_lyapunov` uses the direct Kronecker form.
+const DIRECT_MAX: usize = 10;
 
-fn check_size(op: &'static str, m: usize, n: usize) -> Result<(), LinalgError> {
-    if m * n > KRON_MAX_UNKNOWNS {
-        return Err(LinalgError::Unsupported {
-            op,
-            message: format!(
-                "the solution has {m}×{n} = {} unknowns; the Kronecker-form solver is limited to {KRON_MAX_UNKNOWNS}",
-                m * n
-            ),
-        });
-    }
-    Ok(())
+fn to_f64<T: Real>(d: &[T]) -> Vec<f64> {
+    d.iter().map(|x| x.as_f64()).collect()
 }
 
-/// Solves the `mn × mn` system `k vec(X) = vec(Q)` and reshapes back to `m × n`.
-fn kron_solve<T: Real>(
-    op: &'static str,
-    arg: &'static str,
-    k: Mat<T>,
-    q: MatRef<'_, T>,
-) -> Result<Vec<T>, LinalgError> {
-    let (m, n) = (q.nrows(), q.ncols());
-    let rhs = Mat::from_fn(m * n, 1, |r, _| q[(r / n, r % n)]);
-    let x = lu_solve_checked(op, arg, k.as_ref(), rhs.as_ref())?;
-    Ok(rows(x.as_ref()))
+fn from_f64<T: Real>(d: Vec<f64>) -> Vec<T> {
+    d.into_iter().map(T::lit).collect()
+}
+
+fn schur_error(op: &'static str, arg: &'static str) -> impl Fn(SchurError) -> LinalgError {
+    move |e| match e {
+        SchurError::NoConvergence => LinalgError::NoConvergence { op },
+        SchurError::Singular => LinalgError::Singular {
+            op,
+            arg,
+            detail: ": the equation has no unique solution (eigenvalues λ(A) = −λ(B))".into(),
+        },
+    }
 }
 
 /// `X` with `A X + X B = Q`, inputs `[a, b, q]` with core signature
-/// `(m,m),(n,n),(m,n)->(m,n)`, like `scipy.linalg.solve_sylvester`. A singular system
-/// (`A` and `−B` sharing an eigenvalue) is an error.
+/// `(m,m),(n,n),(m,n)->(m,n)`, like `scipy.linalg.solve_sylvester`. An equation without a
+/// unique solution (`A` and `−B` sharing an eigenvalue exactly) is an error.
 pub fn solve_sylvester(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
     check_arity("solve_sylvester", inputs, 3)?;
     let args = [
@@ -65,21 +59,10 @@ fn sylvester_imp<T: Real>(
     if bt.cores[2] != [m, n] {
         return Err(bt.shape_error(2, "q", &format!("{m}, {n}")));
     }
-    check_size(OP, m, n)?;
     bt.run(&[OutSpec::float(&[m, n])], |c| {
-        let (a, b) = (c[0].mat(), c[1].mat());
-        let k = Mat::from_fn(m * n, m * n, |r, s| {
-            let (i, j, k, l) = (r / n, r % n, s / n, s % n);
-            let mut v = T::lit(0.0);
-            if j == l {
-                v += a[(i, k)];
-            }
-            if i == k {
-                v += b[(l, j)];
-            }
-            v
-        });
-        Ok(vec![kron_solve(OP, "a, b", k, c[2].mat())?])
+        let (a, b, q) = (to_f64(c[0].data), to_f64(c[1].data), to_f64(c[2].data));
+        let x = sylvester(&a, &b, &q, m, n).map_err(schur_error(OP, "a, b"))?;
+        Ok(vec![from_f64(x)])
     })
 }
 
@@ -95,7 +78,7 @@ pub fn solve_continuous_lyapunov(inputs: &[&Tensor]) -> Result<Vec<Tensor>, Lina
 }
 
 /// `X` with `A X Aᵀ − X + Q = 0`, inputs `[a, q]`, `(m,m),(m,m)->(m,m)`, like
-/// `scipy.linalg.solve_discrete_lyapunov` (its direct method).
+/// `scipy.linalg.solve_discrete_lyapunov` with its default method choice.
 pub fn solve_discrete_lyapunov(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
     check_arity("solve_discrete_lyapunov", inputs, 2)?;
     let args = [ArgSpec::matrix("a"), ArgSpec::matrix("q")];
@@ -103,6 +86,50 @@ pub fn solve_discrete_lyapunov(inputs: &[&Tensor]) -> Result<Vec<Tensor>, Linalg
         float_dtype(inputs, &args),
         lyapunov_imp(inputs, &args, true)
     )
+}
+
+fn transpose(a: &[f64], n: usize) -> Vec<f64> {
+    (0..n * n).map(|x| a[(x % n) * n + x / n]).collect()
+}
+
+/// The direct method: `(I − A ⊗ A) vec(X) = vec(Q)` with row-major `vec`.
+fn discrete_direct(
+    op: &'static str,
+    a: &[f64],
+    q: &[f64],
+    n: usize,
+) -> Result<Vec<f64>, LinalgError> {
+    let k = Mat::from_fn(n * n, n * n, |r, s| {
+        let (i, j, k, l) = (r / n, r % n, s / n, s % n);
+        let d = if r == s { 1.0 } else { 0.0 };
+        d - a[i * n + k] * a[j * n + l]
+    });
+    let rhs = Mat::from_fn(n * n, 1, |r, _| q[r]);
+    let x = lu_solve_checked(op, "a", k.as_ref(), rhs.as_ref())?;
+    Ok(rows(x.as_ref()))
+}
+
+/// The bilinear method: with `M = (Aᵀ + I)⁻¹`, `B = (Aᵀ − I) M` and
+/// `C = 2 (A + I)⁻¹ Q M`, `X` solves the continuous equation `Bᵀ X + X B = −C`.
+fn discrete_bilinear(
+    op: &'static str,
+    a: &[f64],
+    q: &[f64],
+    n: usize,
+) -> Result<Vec<f64>, LinalgError> {
+    let am = Mat::from_fn(n, n, |i, j| a[i * n + j]);
+    let qm = Mat::from_fn(n, n, |i, j| q[i * n + j]);
+    let eye = identity::<f64>(n);
+    let at_plus = Mat::from_fn(n, n, |i, j| am[(j, i)] + eye[(i, j)]);
+    let a_plus = Mat::from_fn(n, n, |i, j| am[(i, j)] + eye[(i, j)]);
+    let minv = lu_solve_checked(op, "a", at_plus.as_ref(), eye.as_ref())?;
+    let at_minus = Mat::from_fn(n, n, |i, j| am[(j, i)] - eye[(i, j)]);
+    let b = &at_minus * &minv;
+    let aq = lu_solve_checked(op, "a", a_plus.as_ref(), qm.as_ref())?;
+    let c = &aq * &minv;
+    let neg_c: Vec<f64> = rows(c.as_ref()).iter().map(|x| -2.0 * x).collect();
+    let bv = rows(b.as_ref());
+    sylvester(&transpose(&bv, n), &bv, &neg_c, n, n).map_err(schur_error(op, "a"))
 }
 
 fn lyapunov_imp<T: Real>(
@@ -120,25 +147,15 @@ fn lyapunov_imp<T: Real>(
     if bt.cores[1] != [n, n] {
         return Err(bt.shape_error(1, "q", &format!("{n}, {n}")));
     }
-    check_size(op, n, n)?;
     bt.run(&[OutSpec::float(&[n, n])], |c| {
-        let a = c[0].mat();
-        let k = Mat::from_fn(n * n, n * n, |r, s| {
-            let (i, j, k, l) = (r / n, r % n, s / n, s % n);
-            if discrete {
-                let d = if r == s { T::lit(1.0) } else { T::lit(0.0) };
-                d - a[(i, k)] * a[(j, l)]
-            } else {
-                let mut v = T::lit(0.0);
-                if j == l {
-                    v += a[(i, k)];
-                }
-                if i == k {
-                    v += a[(j, l)];
-                }
-                v
-            }
-        });
-        Ok(vec![kron_solve(op, "a", k, c[1].mat())?])
+        let (a, q) = (to_f64(c[0].data), to_f64(c[1].data));
+        let x = if !discrete {
+            sylvester(&a, &transpose(&a, n), &q, n, n).map_err(schur_error(op, "a"))?
+        } else if n <= DIRECT_MAX {
+            discrete_direct(op, &a, &q, n)?
+        } else {
+            discrete_bilinear(op, &a, &q, n)?
+        };
+        Ok(vec![from_f64(x)])
     })
 }
