@@ -344,13 +344,9 @@ pub(crate) fn sylvester(
 mod tests {
     use super::*;
 
-    #[test]
-    fn schur_reconstructs_a_matrix_with_complex_eigenvalues() {
-        let n = 5;
-        let a: Vec<f64> = (0..n * n)
-            .map(|x| ((x * 37 % 11) as f64 - 5.0) / 3.0)
-            .collect();
-        let (t, u) = schur(&a, n).expect("converges");
+    fn check_schur(a: &[f64], n: usize) {
+        let (t, u) = schur(a, n).expect("converges");
+        let scale = a.iter().fold(1.0f64, |m, x| m.max(x.abs()));
         for i in 0..n {
             for j in 0..n {
                 let v = (0..n).fold(C::ZERO, |acc, k| {
@@ -358,11 +354,60 @@ mod tests {
                         s + u.at(i, k) * t.at(k, l) * u.at(j, l).conj()
                     })
                 });
+                let err = (v.re - a[i * n + j]).abs().max(v.im.abs());
                 assert!(
-                    (v.re - a[i * n + j]).abs() < 1e-12 && v.im.abs() < 1e-12,
-                    "({i},{j}) {v:?}"
+                    err < 1e-12 * scale * n as f64,
+                    "({i},{j}) {v:?} vs {}",
+                    a[i * n + j]
                 );
+                if i > j {
+                    assert_eq!(t.at(i, j), C::ZERO);
+                }
             }
         }
+    }
+
+    #[test]
+    fn schur_reconstructs_hard_matrices() {
+        let n = 5;
+        let general: Vec<f64> = (0..n * n)
+            .map(|x| ((x * 37 % 11) as f64 - 5.0) / 3.0)
+            .collect();
+        check_schur(&general, n);
+        // A cyclic permutation: eigenvalues on the unit circle, where unshifted QR stalls.
+        let cyclic: Vec<f64> = (0..n * n)
+            .map(|x| if (x / n + 1) % n == x % n { 1.0 } else { 0.0 })
+            .collect();
+        check_schur(&cyclic, n);
+        // A Jordan block (defective), a zero matrix, an already triangular matrix.
+        let jordan: Vec<f64> = (0..n * n)
+            .map(|x| {
+                if x / n == x % n {
+                    2.0
+                } else if x % n == x / n + 1 {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        check_schur(&jordan, n);
+        check_schur(&vec![0.0; n * n], n);
+        let upper: Vec<f64> = (0..n * n)
+            .map(|x| if x / n <= x % n { x as f64 } else { 0.0 })
+            .collect();
+        check_schur(&upper, n);
+        check_schur(&[3.0], 1);
+        check_schur(&[], 0);
+        assert_eq!(schur(&[f64::NAN], 1).err(), Some(SchurError::NoConvergence));
+    }
+
+    #[test]
+    fn sylvester_reports_a_shared_eigenvalue() {
+        // A = 1, B = −1: a x + x b = 0 x.
+        assert_eq!(
+            sylvester(&[1.0], &[-1.0], &[1.0], 1, 1),
+            Err(SchurError::Singular)
+        );
     }
 }
