@@ -5,14 +5,22 @@
 //! with a *core signature* (cholesky `(m,m)->(m,m)`, solve `(m,m),(m,n)->(m,n)`, det
 //! `(m,m)->()`, …). Dimensions in front of the core ones are batch dimensions and broadcast
 //! between the operands as in NumPy's generalised ufuncs (PyTensor's `Blockwise`); one
-//! driver (the `batch` module) walks the broadcast batch, in parallel with rayon when it is large.
+//! driver (the `batch` module) walks the broadcast batch, in parallel with rayon when it is
+//! large. faer itself runs sequentially inside each batch element.
 //!
 //! Inputs that are all `float32` compute in `float32`; anything else (`float64`, integers,
 //! booleans, or a mix) computes in `float64`, as `numpy.linalg` does. Integer outputs
-//! (pivots, ranks) are `int32`.
+//! (pivots, ranks, `p_indices`) are `int32`. The Sylvester/Lyapunov solvers compute in `f64`
+//! internally and round to `float32` for `float32` inputs.
 //!
-//! oxtensor has no complex dtype: [`eig`] returns real eigenpairs and reports a matrix with
-//! complex eigenvalues as [`LinalgError::Unsupported`].
+//! Differences from SciPy/NumPy, all forced by batching or by oxtensor's dtypes:
+//! - oxtensor has no complex dtype: [`eig`] returns real eigenpairs and reports a matrix with
+//!   complex eigenvalues as [`LinalgError::Unsupported`];
+//! - [`qr`] has no `'raw'` mode; [`lstsq`]'s residuals have a shape fixed by the input shapes;
+//! - [`kron`] and [`norm`] work on the trailing one or two axes (leading axes are batch axes);
+//!   callers move other axes there first;
+//! - [`solve`]'s `assume_a` covers general, symmetric and positive definite matrices (no
+//!   banded, tridiagonal or diagonal variants).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
