@@ -1,14 +1,13 @@
-"""The same programs under oxtensor and PyTensor give the same numbers (skipped when PyTensor
-is not installed)."""
+"""The same programs under oxtensor and PyTensor give the same numbers. PyTensor is a test
+requirement (python/requirements-test.txt): without it these tests fail, never skip."""
 
 import numpy as np
 import pytest
+import pytensor
+import pytensor.tensor as ptt
 
-pytensor = pytest.importorskip("pytensor")
-import pytensor.tensor as ptt  # noqa: E402
-
-import oxtensor  # noqa: E402
-import oxtensor.tensor as oxt  # noqa: E402
+import oxtensor
+import oxtensor.tensor as oxt
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((4, 5))

@@ -10,6 +10,7 @@ mod dtype;
 #[macro_use]
 mod element;
 mod error;
+mod print;
 mod promote;
 mod storage;
 mod tensor;

@@ -1,7 +1,6 @@
 use crate::broadcast::{StridedIndex, broadcast_strides, contiguous_strides};
 use crate::{DType, DataError, Element, Storage};
 use smallvec::SmallVec;
-use std::fmt;
 use std::sync::Arc;
 
 /// A tensor's shape: one extent per dimension.
@@ -388,18 +387,6 @@ impl Tensor {
         }
         // SAFETY: a contiguous view holds n bytes from its data pointer.
         unsafe { std::slice::from_raw_parts(c.data_ptr(), n) }.to_vec()
-    }
-}
-
-impl fmt::Debug for Tensor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor({}, {:?}, ", self.dtype, self.shape.as_slice())?;
-        let values = self.to_vec_as::<f64>();
-        if values.len() <= 16 {
-            write!(f, "{values:?})")
-        } else {
-            write!(f, "{:?} …)", &values[..16])
-        }
     }
 }
 

@@ -21,6 +21,11 @@ pub struct NativeConfig {
     pub cache_dir: Option<PathBuf>,
     /// The cache's size cap in bytes (`$OXTENSOR_CACHE_MAX_BYTES` when unset).
     pub cache_max_bytes: Option<u64>,
+    /// The CPU the code is compiled for, as GCC's `-march` names it: `native` (the default:
+    /// every vector unit of this machine), or a lower x86-64 level such as `x86-64-v3` (AVX2)
+    /// or `x86-64-v2` (SSE4.2), so a machine with AVX-512 can build, test and measure the code
+    /// that CPUs without it get (`$OXTENSOR_NATIVE_TARGET` when unset).
+    pub target: Option<String>,
     /// Compile with `-ffast-math` (`$OXTENSOR_FAST_MATH=1`): faster, but NaN/∞ handling and
     /// rounding may then differ from the interpreter.
     pub fast_math: Option<bool>,
@@ -46,6 +51,7 @@ impl Default for NativeConfig {
             compiler: None,
             cache_dir: None,
             cache_max_bytes: None,
+            target: None,
             fast_math: None,
             vector_math: true,
             parallel: true,
@@ -85,6 +91,15 @@ impl NativeConfig {
             .unwrap_or(DEFAULT_CACHE_MAX_BYTES)
     }
 
+    /// The `-march` target: the setting, `$OXTENSOR_NATIVE_TARGET`, or `native`.
+    pub fn resolved_target(&self) -> String {
+        self.target
+            .clone()
+            .or_else(|| env("OXTENSOR_NATIVE_TARGET"))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|| "native".to_string())
+    }
+
     /// Whether `-ffast-math` is on: the setting, or `$OXTENSOR_FAST_MATH` set to `1`/`true`.
     pub fn resolved_fast_math(&self) -> bool {
         self.fast_math.unwrap_or_else(|| {
@@ -98,12 +113,12 @@ impl NativeConfig {
     /// multiply-add, so float results round as the interpreter's do; `-fno-math-errno` and
     /// `-fno-trapping-math` change no value but let math calls and selects vectorise;
     /// `-fno-strict-aliasing` because the shared drivers hand kernels untyped buffers;
-    /// `-fopenmp-simd` honours the SIMD declarations of the math functions.
+    /// `-fopenmp-simd` honours the SIMD declarations of the math functions. The `-march` is
+    /// [`NativeConfig::resolved_target`].
     pub fn flags(&self) -> Vec<String> {
         let mut flags: Vec<String> = [
             "-O2",
             "-fvect-cost-model=dynamic",
-            "-march=native",
             "-mprefer-vector-width=512",
             "-fPIC",
             "-shared",
@@ -116,6 +131,7 @@ impl NativeConfig {
         ]
         .map(String::from)
         .to_vec();
+        flags.insert(2, format!("-march={}", self.resolved_target()));
         if self.vector_math {
             flags.push("-fopenmp-simd".into());
         }
@@ -133,5 +149,21 @@ impl NativeConfig {
         }
         libs.push("-lm".to_string());
         libs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_becomes_the_march_flag() {
+        let config = NativeConfig {
+            target: Some(" x86-64-v3 ".into()),
+            ..NativeConfig::default()
+        };
+        let flags = config.flags();
+        assert!(flags.contains(&"-march=x86-64-v3".to_string()), "{flags:?}");
+        assert_eq!(flags.iter().filter(|f| f.starts_with("-march=")).count(), 1);
     }
 }

@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::{Tol, assert_close};
 use oxtensor::{DType, Mode, Tensor, Var, function, grad_vars, matrix, ops, shared, vector};
 use oxtensor_native::NativeBackend;
 use oxtensor_rewrite::Optimizer;
+use oxtensor_testkit::{Tol, assert_close};
 use std::sync::Arc;
 
 fn native_mode() -> Mode {

@@ -4,10 +4,11 @@
 
 mod common;
 
+use common::both;
 use common::data::{Rng, any_layout, tensor};
-use common::{EXACT, Tol, assert_close, both};
 use oxtensor_data::DType;
 use oxtensor_graph::{ScalarOp, TensorType, Var, build};
+use oxtensor_testkit::{Tol, assert_close};
 
 /// Float programs chain transcendental functions, each within a few ulp of the interpreter's,
 /// and the differences can grow through the chain (30 seeds stayed within 25 ulp).
@@ -194,14 +195,14 @@ fn random_integer_composites() {
         12,
         false,
         &[DType::I8, DType::I16, DType::I32, DType::I64],
-        EXACT,
+        Tol::EXACT,
     );
     random_composites(
         4,
         12,
         false,
         &[DType::U8, DType::U16, DType::U64, DType::I32],
-        EXACT,
+        Tol::EXACT,
     );
 }
 

@@ -5,9 +5,10 @@
 mod common;
 
 use common::data::{Layout, Rng, tensor};
-use common::{EXACT, Tol, assert_close, backend, both, input, ulps};
+use common::{backend, both, input};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, ReduceOp, ScalarOp, TensorType, Var, build};
+use oxtensor_testkit::{Tol, assert_close, ulps};
 
 const OPS: [ReduceOp; 6] = [
     ReduceOp::Sum,
@@ -102,7 +103,7 @@ fn every_reduction(dtype: DType, layout: Layout, shape: &[usize], seed: u64) {
                 &name,
                 &native[k],
                 &interp[k],
-                if dtype.is_float() { tol } else { EXACT },
+                if dtype.is_float() { tol } else { Tol::EXACT },
             );
             k += 1;
         }
@@ -157,7 +158,7 @@ fn large_reductions() {
         for k in (0..outputs.len()).step_by(3) {
             let name = format!("{layout:?} output {k}");
             assert_sum_close(&name, &native[k], &interp[k], &interp[k + 1]);
-            assert_close(&name, &native[k + 2], &interp[k + 2], EXACT);
+            assert_close(&name, &native[k + 2], &interp[k + 2], Tol::EXACT);
         }
     }
 }
@@ -183,7 +184,7 @@ fn large_full_reductions_split_across_threads() {
     ];
     let (native, interp) = both(&[y, b], &outputs, &values);
     for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
-        assert_close(&format!("output {k}"), n, i, EXACT);
+        assert_close(&format!("output {k}"), n, i, Tol::EXACT);
     }
 }
 
@@ -249,7 +250,7 @@ fn fused_producers() {
     assert_close("composite sum", &native[1], &interp[1], tol);
     // The max is exact; the sigmoid inside is within a few ulp.
     assert_close("composite max", &native[2], &interp[2], tol);
-    assert_close("integer prod", &native[3], &interp[3], EXACT);
+    assert_close("integer prod", &native[3], &interp[3], Tol::EXACT);
 }
 
 /// Empty reductions (NumPy's identity, or its error for max/min) and zero-size outputs go
@@ -275,7 +276,7 @@ fn empty_reductions_match_the_interpreter() {
         .run(vec![empty.clone()])
         .expect("run");
     for (a, b) in n.iter().zip(&i) {
-        assert_close("empty", a, b, EXACT);
+        assert_close("empty", a, b, Tol::EXACT);
     }
     let g = FunctionGraph::new(
         vec![x.clone()],
@@ -338,7 +339,7 @@ fn a_kept_layout_serves_only_operands_laid_out_the_same() {
         let got = native.run(values.to_vec()).expect("native run");
         let want = interp.run(values.to_vec()).expect("interp run");
         assert_close("row sums", &got[0], &want[0], tol);
-        assert_close("column maxima", &got[1], &want[1], EXACT);
+        assert_close("column maxima", &got[1], &want[1], Tol::EXACT);
     };
     for _ in 0..3 {
         for values in &cases {

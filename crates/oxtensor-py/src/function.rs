@@ -44,7 +44,6 @@ pub struct PyFunction {
     /// [`PyFunction::own_updated_values`]).
     update_targets: Vec<Var>,
     dtypes: Vec<DType>,
-    ndims: Vec<usize>,
     allow_downcast: Option<bool>,
     name: Option<String>,
 }
@@ -189,7 +188,6 @@ fn compile(
     }
     let f = at_user_site(py, || builder.build()).map_err(ox_err)?;
     let dtypes: Vec<DType> = ins.iter().map(Var::dtype).collect();
-    let ndims: Vec<usize> = ins.iter().map(Var::ndim).collect();
     let defaults: Vec<Option<Tensor>> = defaults
         .try_iter()?
         .enumerate()
@@ -222,7 +220,6 @@ fn compile(
         defaults,
         must_copy,
         dtypes,
-        ndims,
         allow_downcast: allow_input_downcast,
         name,
         f,
@@ -361,25 +358,6 @@ impl PyFunction {
         }
         Ok(())
     }
-
-    /// With `trust_input`, the facade skips its checks; a dtype or rank that does not match
-    /// would reach the kernels, so it is refused here (two comparisons per argument).
-    #[cold]
-    fn trusted_mismatch(&self, vals: &[Tensor]) -> PyResult<()> {
-        for (i, t) in vals.iter().enumerate() {
-            if t.dtype() != self.dtypes[i] || t.ndim() != self.ndims[i] {
-                return Err(type_err(format!(
-                    "bad input argument {} with trust_input=True: got an array of dtype {} and rank {}, expected dtype {} and rank {}",
-                    self.f.inputs()[i].describe(),
-                    t.dtype(),
-                    t.ndim(),
-                    self.dtypes[i],
-                    self.ndims[i]
-                )));
-            }
-        }
-        Ok(())
-    }
 }
 
 #[pymethods]
@@ -400,15 +378,6 @@ impl PyFunction {
             }
         } else {
             self.bind(py, args, kwargs, &mut vals)?;
-        }
-        if self.f.trust_input()
-            && vals
-                .iter()
-                .zip(&self.dtypes)
-                .zip(&self.ndims)
-                .any(|((t, d), n)| t.dtype() != *d || t.ndim() != *n)
-        {
-            self.trusted_mismatch(&vals)?;
         }
         let elements: usize = vals.iter().map(Tensor::numel).sum();
         let result = if elements > DETACH_ELEMENTS {

@@ -18,11 +18,12 @@ pub trait Backend: Send + Sync {
 
 /// A compiled graph. Safe to call from several threads at once.
 pub trait Executable: Send + Sync {
-    /// Runs on `values` (explicit inputs, then shared inputs), which the caller has already
-    /// checked against the input types; returns one tensor per graph output. A consumed shared
-    /// variable's value ([`FunctionGraph::consumed`]) may have its storage overwritten when
-    /// nothing but it and one more handle (the variable's own, which the caller must not read
-    /// until it stores the update) holds that storage; every other value is left untouched.
+    /// Runs on `values` (explicit inputs, then shared inputs); a value that does not fit its
+    /// input's type (dtype, rank, static extents) is an error, never a kernel call. Returns one
+    /// tensor per graph output. A consumed shared variable's value
+    /// ([`FunctionGraph::consumed`]) may have its storage overwritten when nothing but it and
+    /// one more handle (the variable's own, which the caller must not read until it stores the
+    /// update) holds that storage; every other value is left untouched.
     fn run(&self, values: Vec<Tensor>) -> Result<Vec<Tensor>, RuntimeError> {
         self.run_timed(values, None)
     }

@@ -43,6 +43,16 @@ pub enum RuntimeError {
         /// Values given.
         got: usize,
     },
+    /// A value does not fit its input's type (dtype, rank or a static extent). Checked on
+    /// every run, also when the caller trusts its inputs: kernels are compiled for the input
+    /// types, and a value of another dtype or shape would make them read out of bounds.
+    #[error("bad input value for {input}: got {got} (checked on every call, trust_input or not)")]
+    InputType {
+        /// The input (name, type, creation site).
+        input: String,
+        /// The value's dtype and shape.
+        got: String,
+    },
     /// The backend cannot compile this graph.
     #[error("{0}")]
     Unsupported(String),

@@ -48,7 +48,10 @@ struct Step {
 pub struct Plan {
     steps: Vec<Step>,
     n_slots: usize,
-    n_values: usize,
+    /// The values [`Plan::execute`] takes (explicit inputs, then shared inputs): each value is
+    /// checked against its variable's type, so no kernel ever sees a dtype, rank or static
+    /// extent other than the one it was compiled for.
+    inputs: Vec<Var>,
     constants: Vec<(usize, Tensor)>,
     outputs: Vec<usize>,
 }
@@ -76,7 +79,13 @@ impl Plan {
         for v in graph.inputs().iter().chain(graph.shared_inputs()) {
             slots.slot(v);
         }
-        let n_values = graph.inputs().len() + graph.shared_inputs().len();
+        let inputs: Vec<Var> = graph
+            .inputs()
+            .iter()
+            .chain(graph.shared_inputs())
+            .cloned()
+            .collect();
+        let n_values = inputs.len();
         let consumed: Vec<usize> = graph.consumed().iter().map(|v| slots.slot(v)).collect();
         let mut steps = Vec::new();
         for node in graph.toposort() {
@@ -142,7 +151,7 @@ impl Plan {
         Plan {
             steps,
             n_slots,
-            n_values,
+            inputs,
             constants,
             outputs,
         }
@@ -163,11 +172,19 @@ impl Plan {
         mut times: Option<&mut [Duration]>,
         mut eval: impl FnMut(Call<'_>) -> Result<Vec<Tensor>, RuntimeError>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        if values.len() != self.n_values {
+        if values.len() != self.inputs.len() {
             return Err(RuntimeError::Arity {
-                expected: self.n_values,
+                expected: self.inputs.len(),
                 got: values.len(),
             });
+        }
+        for (var, value) in self.inputs.iter().zip(&values) {
+            if !var.ty().accepts(value.dtype(), value.shape()) {
+                return Err(RuntimeError::InputType {
+                    input: var.describe(),
+                    got: format!("{} of shape {:?}", value.dtype(), value.shape()),
+                });
+            }
         }
         let mut slots: SmallVec<[Option<Tensor>; 16]> = smallvec![None; self.n_slots];
         for (slot, v) in slots.iter_mut().zip(values) {

@@ -12,7 +12,9 @@ use oxtensor::{
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn show(label: &str, t: &Tensor) {
-    println!("{label:>28} = {:?}", t);
+    // Multi-line (matrix) values continue under the first line's values.
+    let text = t.to_string().replace('\n', &format!("\n{:>31}", ""));
+    println!("{label:>28} = {text}  ({})", t.dtype());
 }
 
 fn main() -> Result<()> {
@@ -82,7 +84,7 @@ fn main() -> Result<()> {
     for i in 0..5 {
         let l = step.call(&[a_val.clone(), Tensor::scalar(0.05)])?;
         println!(
-            "{:>28} = {:.6}   w = {:?}",
+            "{:>28} = {:.6}   w = {}",
             format!("step {i} loss"),
             l[0].item::<f64>().unwrap_or(f64::NAN),
             get_value(&w)?

@@ -82,10 +82,11 @@ impl Error {
                 g,
                 GraphError::DType { .. } | GraphError::Rank { .. } | GraphError::Arity { .. }
             ),
-            Error::Runtime(_)
-            | Error::InputShape { .. }
-            | Error::UnusedInput(_)
-            | Error::Option(_) => false,
+            Error::Runtime(r) => matches!(
+                r,
+                RuntimeError::InputType { .. } | RuntimeError::Arity { .. }
+            ),
+            Error::InputShape { .. } | Error::UnusedInput(_) | Error::Option(_) => false,
         }
     }
 }

@@ -86,7 +86,9 @@ impl FunctionBuilder {
         self
     }
 
-    /// Skip argument checks on each call (the caller guarantees dtypes and shapes).
+    /// Skip argument conversion on each call: arguments are not cast to the input dtypes and
+    /// errors name less. Calls stay sound: the executor still rejects a value whose dtype,
+    /// rank or static extents differ from its input's type (`Error::Runtime`).
     pub fn trust_input(mut self, trust: bool) -> Self {
         self.trust_input = trust;
         self

@@ -114,30 +114,149 @@ fn expr() -> impl Strategy<Value = Expr> {
     })
 }
 
+/// `log(1 + exp(a))` without overflow.
+fn softplus(a: f64) -> f64 {
+    a.max(0.0) + (-a.abs()).exp().ln_1p()
+}
+
+/// The logistic function without overflow.
+fn sigmoid(a: f64) -> f64 {
+    if a >= 0.0 {
+        1.0 / (1.0 + (-a).exp())
+    } else {
+        a.exp() / (1.0 + a.exp())
+    }
+}
+
+/// The value each expression stands for, computed elementwise with stable formulas (no
+/// intermediate overflow where the exact value is finite): the reference a rewritten graph is
+/// held to where the graph as written overflows.
+fn reference(e: &Expr, x: &[f64], y: &[f64]) -> Vec<f64> {
+    let r = |e: &Expr| reference(e, x, y);
+    let map = |e: &Expr, f: &dyn Fn(f64) -> f64| r(e).into_iter().map(f).collect();
+    let zip = |a: &Expr, c: &Expr, f: &dyn Fn(f64, f64) -> f64| {
+        r(a).into_iter().zip(r(c)).map(|(a, c)| f(a, c)).collect()
+    };
+    let max_of = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match e {
+        Expr::X => x.to_vec(),
+        Expr::Y => y.to_vec(),
+        Expr::Const(c) => vec![*c; x.len()],
+        Expr::Add(a, c) => zip(a, c, &|a, c| a + c),
+        Expr::Sub(a, c) => zip(a, c, &|a, c| a - c),
+        Expr::Mul(a, c) => zip(a, c, &|a, c| a * c),
+        Expr::Div(a, c) => zip(a, c, &|a, c| a / (1.0 + c * c)),
+        Expr::Neg(a) => map(a, &|a| -a),
+        Expr::LogSq(a) => map(a, &|a| {
+            if a.abs() > 1e150 {
+                2.0 * a.abs().ln()
+            } else {
+                (a * a).ln_1p()
+            }
+        }),
+        Expr::Sigmoid(a) => map(a, &sigmoid),
+        Expr::ExpTanh(a) => map(a, &|a| a.tanh().exp()),
+        Expr::Pow(a, k) => map(a, &|a| a.powi(*k)),
+        Expr::SumBack(a) => vec![r(a).iter().sum(); x.len()],
+        Expr::Softmax(a) => {
+            let v = r(a);
+            let m = max_of(&v);
+            let total: f64 = v.iter().map(|a| (a - m).exp()).sum();
+            v.iter().map(|a| (a - m).exp() / total).collect()
+        }
+        Expr::LogSumExp(a) => {
+            let v = r(a);
+            let m = max_of(&v);
+            let lse = m + v.iter().map(|a| (a - m).exp()).sum::<f64>().ln();
+            v.iter().map(|a| lse - a).collect()
+        }
+        // softplus(a) + expm1(a) + log(sigmoid(-a)), and log(sigmoid(-a)) = -softplus(a).
+        Expr::Stabilizable(a) => map(a, &|a| softplus(a) + a.exp_m1() - softplus(a)),
+        Expr::NaiveSigmoid(a) => map(a, &|a| sigmoid(a) + sigmoid(a)),
+        // (a/s - c/t)·s·t = a·t - c·s.
+        Expr::Cancel(a, c) => zip(a, c, &|a, c| a * (2.0 + a * a) - c * (1.0 + c * c)),
+    }
+}
+
+/// Checks a rewritten graph's values `got` against the graph's own `want`: within rounding
+/// where `want` is finite; where the graph as written overflows (`want` is NaN or ±∞), against
+/// the stable [`reference`] instead, since a stabilizing rewrite rightly turns such a NaN into
+/// the finite value it stands for.
+fn check_values(got: &[f64], want: &[f64], stable: &[f64]) -> Result<(), String> {
+    for (i, ((&g, &w), &r)) in got.iter().zip(want).zip(stable).enumerate() {
+        let ok = if w.is_finite() {
+            (g - w).abs() <= 1e-9 * (1.0 + w.abs())
+        } else if r.is_finite() {
+            g.is_nan() || g == w || (g - r).abs() <= 1e-6 * (1.0 + r.abs())
+        } else {
+            g.is_nan() || g == w || g == r
+        };
+        if !ok {
+            return Err(format!(
+                "element {i}: got {g}, graph as written {w}, exact {r}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites `e` with `FAST_RUN`, twice, and checks type and values each time.
+fn check_expr(e: &Expr, seed: u64) -> Result<(), TestCaseError> {
+    let (x, y) = (vector("x"), vector("y"));
+    let before = build(e, &x, &y);
+    let (after, report) = optimize(std::slice::from_ref(&before), &Optimizer::FAST_RUN);
+    prop_assert_eq!(after[0].ty(), before.ty());
+    let (xs, ys) = (random(5, -1.5, 1.5, seed), random(5, -1.5, 1.5, seed + 7));
+    let args = [
+        Tensor::from_slice(&xs, &[5]).expect("x"),
+        Tensor::from_slice(&ys, &[5]).expect("y"),
+    ];
+    let inputs = [x.clone(), y.clone()];
+    let want = eval1(&inputs, &before, &args);
+    let stable = reference(e, &xs, &ys);
+    let got = eval1(&inputs, &after[0], &args);
+    if let Err(m) = check_values(&got, &want, &stable) {
+        return Err(TestCaseError::fail(format!("{m}\n{report}")));
+    }
+    let (again, _) = optimize(&after, &Optimizer::FAST_RUN);
+    prop_assert_eq!(again[0].ty(), before.ty());
+    let twice = eval1(&inputs, &again[0], &args);
+    check_values(&twice, &want, &stable).map_err(|m| TestCaseError::fail(format!("again: {m}")))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn fast_run_keeps_types_and_values(e in expr(), seed in 0u64..1000) {
-        let (x, y) = (vector("x"), vector("y"));
-        let before = build(&e, &x, &y);
-        let (after, report) = optimize(std::slice::from_ref(&before), &Optimizer::FAST_RUN);
-        prop_assert_eq!(after[0].ty(), before.ty());
-        let args = [
-            Tensor::from_slice(&random(5, -1.5, 1.5, seed), &[5]).unwrap(),
-            Tensor::from_slice(&random(5, -1.5, 1.5, seed + 7), &[5]).unwrap(),
-        ];
-        let inputs = [x.clone(), y.clone()];
-        let want = eval1(&inputs, &before, &args);
-        let got = eval1(&inputs, &after[0], &args);
-        for (g, w) in got.iter().zip(&want) {
-            prop_assert!((g - w).abs() <= 1e-9 * (1.0 + w.abs()), "{got:?} vs {want:?}\n{report}");
-        }
-        let (again, _) = optimize(&after, &Optimizer::FAST_RUN);
-        prop_assert_eq!(again[0].ty(), before.ty());
-        let twice = eval1(&inputs, &again[0], &args);
-        for (g, w) in twice.iter().zip(&want) {
-            prop_assert!((g - w).abs() <= 1e-9 * (1.0 + w.abs()), "{twice:?} vs {want:?}");
-        }
+        check_expr(&e, seed)?;
     }
+}
+
+/// The case a random seed once found: the graph as written overflows (`exp(e)/(1 + exp(e))`
+/// with `e` > 709 is NaN) and the rewritten one rightly gives 2.
+#[test]
+fn an_overflow_the_rewrite_removes_is_not_a_failure() {
+    let cancel = |a: Expr, c: Expr| Expr::Cancel(Box::new(a), Box::new(c));
+    let e = Expr::NaiveSigmoid(Box::new(cancel(Expr::X, cancel(Expr::X, Expr::Const(2.0)))));
+    let (x, y) = (vector("x"), vector("y"));
+    let args = [
+        Tensor::from_slice(&[-1.5f64; 5], &[5]).expect("x"),
+        Tensor::from_slice(&[0.0f64; 5], &[5]).expect("y"),
+    ];
+    let inputs = [x.clone(), y.clone()];
+    let before = build(&e, &x, &y);
+    assert!(eval1(&inputs, &before, &args)[0].is_nan());
+    let (after, _) = optimize(std::slice::from_ref(&before), &Optimizer::FAST_RUN);
+    assert_eq!(eval1(&inputs, &after[0], &args), vec![2.0; 5]);
+    check_expr(&e, 3).expect("values");
+}
+
+/// The checker fails a wrong finite value where the graph as written overflows.
+#[test]
+fn a_wrong_value_where_the_graph_overflows_fails() {
+    let nan = [f64::NAN];
+    assert!(check_values(&[2.0], &nan, &[2.0]).is_ok());
+    assert!(check_values(&[1.0], &nan, &[2.0]).is_err());
+    assert!(check_values(&[2.0], &[1.0], &[2.0]).is_err());
 }

@@ -1,0 +1,302 @@
+//! The one batching driver every op uses: NumPy gufunc broadcasting of leading dimensions
+//! (PyTensor's `Blockwise`) around a core kernel that sees one set of core matrices.
+
+use crate::{LinalgError, Real};
+use faer::MatRef;
+use oxtensor_data::{DType, StridedIndex, Tensor, broadcast_shapes, broadcast_strides};
+use rayon::prelude::*;
+
+/// One input of an op: its name (for messages) and how many trailing dimensions its core has.
+#[derive(Clone, Copy)]
+pub(crate) struct ArgSpec {
+    /// The argument's name, as in PyTensor/SciPy.
+    pub name: &'static str,
+    /// Number of trailing core dimensions (0 scalar, 1 vector, 2 matrix).
+    pub core_ndim: usize,
+    /// True for integer index arguments (pivots), which do not take part in choosing the dtype.
+    pub index: bool,
+}
+
+impl ArgSpec {
+    /// A floating-point matrix argument.
+    pub const fn matrix(name: &'static str) -> ArgSpec {
+        ArgSpec {
+            name,
+            core_ndim: 2,
+            index: false,
+        }
+    }
+
+    /// A floating-point argument with `core_ndim` core dimensions.
+    pub const fn with_ndim(name: &'static str, core_ndim: usize) -> ArgSpec {
+        ArgSpec {
+            name,
+            core_ndim,
+            index: false,
+        }
+    }
+}
+
+/// The element type of an output.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutKind {
+    /// The op's floating-point dtype.
+    Float,
+    /// `int32` (pivots, ranks), converted from the kernel's exact float values.
+    Int32,
+}
+
+/// The core shape and kind of one output.
+pub(crate) struct OutSpec {
+    /// Core shape (appended to the batch shape).
+    pub shape: Vec<usize>,
+    /// Element type.
+    pub kind: OutKind,
+}
+
+impl OutSpec {
+    /// A floating-point output of core shape `shape`.
+    pub fn float(shape: &[usize]) -> OutSpec {
+        OutSpec {
+            shape: shape.to_vec(),
+            kind: OutKind::Float,
+        }
+    }
+
+    /// An `int32` output of core shape `shape`.
+    pub fn int32(shape: &[usize]) -> OutSpec {
+        OutSpec {
+            shape: shape.to_vec(),
+            kind: OutKind::Int32,
+        }
+    }
+}
+
+/// One core argument as a kernel sees it: contiguous row-major data and its core shape.
+#[derive(Clone, Copy)]
+pub(crate) struct Core<'a, T> {
+    /// Row-major elements.
+    pub data: &'a [T],
+    /// Core shape (length = the argument's core_ndim).
+    pub shape: &'a [usize],
+}
+
+impl<'a, T: Real> Core<'a, T> {
+    /// The core as a matrix: a vector is a column, a scalar a 1×1 matrix.
+    pub fn mat(&self) -> MatRef<'a, T> {
+        let (r, c) = match *self.shape {
+            [r, c] => (r, c),
+            [n] => (n, 1),
+            _ => (1, 1),
+        };
+        MatRef::from_row_major_slice(self.data, r, c)
+    }
+}
+
+/// The floating dtype an op computes in: `float32` when every non-index input is `float32`,
+/// else `float64` (integers and booleans are read as `float64`, as NumPy's linalg does).
+pub(crate) fn float_dtype(inputs: &[&Tensor], args: &[ArgSpec]) -> DType {
+    let all_f32 = inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !args.get(*i).or(args.last()).is_some_and(|a| a.index))
+        .all(|(_, t)| t.dtype() == DType::F32);
+    if all_f32 && !inputs.is_empty() {
+        DType::F32
+    } else {
+        DType::F64
+    }
+}
+
+/// Checks the number of inputs.
+pub(crate) fn check_arity(
+    op: &'static str,
+    inputs: &[&Tensor],
+    n: usize,
+) -> Result<(), LinalgError> {
+    if inputs.len() != n {
+        return Err(LinalgError::Arity {
+            op,
+            expected: n.to_string(),
+            got: inputs.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Inputs read as `T`, with their broadcast batch shape and per-batch-element offsets.
+pub(crate) struct Batched<T> {
+    op: &'static str,
+    /// The broadcast batch shape.
+    pub batch: Vec<usize>,
+    /// Each input's core shape.
+    pub cores: Vec<Vec<usize>>,
+    data: Vec<Vec<T>>,
+    offsets: Vec<Vec<usize>>,
+}
+
+impl<T: Real> Batched<T> {
+    /// Reads `inputs` (one per `args` entry, or `args[last]` repeated for variadic ops),
+    /// checks each has at least its core dimensions, and broadcasts the batch dimensions.
+    pub fn new(
+        op: &'static str,
+        inputs: &[&Tensor],
+        args: &[ArgSpec],
+    ) -> Result<Batched<T>, LinalgError> {
+        let mut batch_shapes = Vec::with_capacity(inputs.len());
+        let mut cores = Vec::with_capacity(inputs.len());
+        let mut data = Vec::with_capacity(inputs.len());
+        for (i, t) in inputs.iter().enumerate() {
+            let spec = args[i.min(args.len() - 1)];
+            if spec.index && !(t.dtype().is_int() || t.dtype().is_bool()) {
+                return Err(LinalgError::DType {
+                    op,
+                    arg: spec.name,
+                    expected: "an integer dtype",
+                    got: t.dtype(),
+                });
+            }
+            let shape = t.shape();
+            if shape.len() < spec.core_ndim {
+                return Err(LinalgError::Shape {
+                    op,
+                    arg: spec.name,
+                    expected: format!("at least {} dimension(s)", spec.core_ndim),
+                    got: shape.to_vec(),
+                });
+            }
+            let split = shape.len() - spec.core_ndim;
+            batch_shapes.push(shape[..split].to_vec());
+            cores.push(shape[split..].to_vec());
+            let values = t
+                .cast(T::DTYPE)
+                .to_vec::<T>()
+                .map_err(|_| LinalgError::DType {
+                    op,
+                    arg: spec.name,
+                    expected: "a numeric dtype",
+                    got: t.dtype(),
+                })?;
+            data.push(values);
+        }
+        let mut batch: Vec<usize> = Vec::new();
+        for b in &batch_shapes {
+            batch = broadcast_shapes(&batch, b)
+                .map_err(|_| LinalgError::Broadcast {
+                    op,
+                    shapes: batch_shapes.clone(),
+                })?
+                .to_vec();
+        }
+        let mut offsets = Vec::with_capacity(inputs.len());
+        for (b, core) in batch_shapes.iter().zip(&cores) {
+            let core_numel: usize = core.iter().product();
+            let own: Vec<isize> = oxtensor_data::contiguous_strides(b)
+                .iter()
+                .map(|&s| s * core_numel as isize)
+                .collect();
+            let strides =
+                broadcast_strides(b, &own, &batch).ok_or_else(|| LinalgError::Broadcast {
+                    op,
+                    shapes: batch_shapes.clone(),
+                })?;
+            offsets.push(StridedIndex::new(&batch, &strides, 0).collect());
+        }
+        Ok(Batched {
+            op,
+            batch,
+            cores,
+            data,
+            offsets,
+        })
+    }
+
+    /// An error saying input `arg` should have core shape `expected`.
+    pub fn shape_error(&self, i: usize, arg: &'static str, expected: &str) -> LinalgError {
+        let mut got = self.batch.clone();
+        got.extend_from_slice(&self.cores[i]);
+        LinalgError::Shape {
+            op: self.op,
+            arg,
+            expected: format!("(..., {expected})"),
+            got,
+        }
+    }
+
+    /// Requires input `i` to be a square matrix and returns its order.
+    pub fn square(&self, i: usize, arg: &'static str) -> Result<usize, LinalgError> {
+        match self.cores[i][..] {
+            [m, n] if m == n => Ok(m),
+            _ => Err(self.shape_error(i, arg, "m, m")),
+        }
+    }
+
+    /// Runs `kernel` on every batch element (in parallel when the batch is large) and
+    /// assembles the outputs, each of shape `batch + spec.shape`.
+    pub fn run<F>(&self, outs: &[OutSpec], kernel: F) -> Result<Vec<Tensor>, LinalgError>
+    where
+        F: Fn(&[Core<'_, T>]) -> Result<Vec<Vec<T>>, LinalgError> + Sync,
+    {
+        let nb: usize = self.batch.iter().product();
+        let one = |b: usize| {
+            let cores: Vec<Core<'_, T>> = (0..self.data.len())
+                .map(|i| {
+                    let n: usize = self.cores[i].iter().product();
+                    let o = self.offsets[i][b];
+                    Core {
+                        data: &self.data[i][o..o + n],
+                        shape: &self.cores[i],
+                    }
+                })
+                .collect();
+            kernel(&cores)
+        };
+        let work: usize = self.cores.iter().map(|c| c.iter().product::<usize>()).sum();
+        let results: Vec<Vec<Vec<T>>> = if nb >= 2 && nb.saturating_mul(work) >= 1 << 14 {
+            (0..nb).into_par_iter().map(one).collect::<Result<_, _>>()?
+        } else {
+            (0..nb).map(one).collect::<Result<_, _>>()?
+        };
+        let mut tensors = Vec::with_capacity(outs.len());
+        for (k, spec) in outs.iter().enumerate() {
+            let core_numel: usize = spec.shape.iter().product();
+            let mut shape = self.batch.clone();
+            shape.extend_from_slice(&spec.shape);
+            let mut flat: Vec<T> = Vec::with_capacity(nb * core_numel);
+            for r in &results {
+                assert_eq!(
+                    r[k].len(),
+                    core_numel,
+                    "{}: kernel output {k} size",
+                    self.op
+                );
+                flat.extend_from_slice(&r[k]);
+            }
+            let too_large = |_| LinalgError::TooLarge {
+                op: self.op,
+                shape: shape.clone(),
+            };
+            let t = match spec.kind {
+                OutKind::Float => Tensor::from_slice(&flat, &shape).map_err(too_large)?,
+                OutKind::Int32 => {
+                    let ints: Vec<i32> = flat.iter().map(|x| x.as_f64() as i32).collect();
+                    Tensor::from_slice(&ints, &shape).map_err(too_large)?
+                }
+            };
+            tensors.push(t);
+        }
+        Ok(tensors)
+    }
+}
+
+/// A matrix's elements in row-major order.
+pub(crate) fn rows<T: Real>(m: MatRef<'_, T>) -> Vec<T> {
+    let (r, c) = (m.nrows(), m.ncols());
+    let mut out = Vec::with_capacity(r * c);
+    for i in 0..r {
+        for j in 0..c {
+            out.push(m[(i, j)]);
+        }
+    }
+    out
+}

@@ -1,0 +1,380 @@
+//! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
+
+use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
+use crate::util::{Lu, symmetric_from};
+use crate::{LinalgError, Real};
+use faer::{Mat, Side};
+use oxtensor_data::Tensor;
+
+const A: [ArgSpec; 1] = [ArgSpec::matrix("a")];
+
+/// What `cholesky` does with a matrix that is not positive definite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnError {
+    /// Return an error (PyTensor's `on_error="raise"`).
+    #[default]
+    Raise,
+    /// Return a matrix of NaNs for that batch element (`on_error="nan"`).
+    Nan,
+}
+
+/// Parameters of [`cholesky`].
+#[derive(Clone, Copy, Debug)]
+pub struct CholeskyParams {
+    /// Return the lower factor `L` (`a = L Lᵀ`, reading the lower triangle); else the upper
+    /// factor `U` (`a = Uᵀ U`, reading the upper triangle).
+    pub lower: bool,
+    /// Behaviour on a non-positive-definite matrix.
+    pub on_error: OnError,
+}
+
+impl Default for CholeskyParams {
+    fn default() -> Self {
+        CholeskyParams {
+            lower: true,
+            on_error: OnError::Raise,
+        }
+    }
+}
+
+/// Cholesky factor, `(m,m)->(m,m)`, like `scipy.linalg.cholesky`.
+pub fn cholesky(inputs: &[&Tensor], p: &CholeskyParams) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("cholesky", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), cholesky_imp(inputs, p))
+}
+
+fn cholesky_imp<T: Real>(
+    inputs: &[&Tensor],
+    p: &CholeskyParams,
+) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("cholesky", inputs, &A)?;
+    let n = b.square(0, "a")?;
+    b.run(&[OutSpec::float(&[n, n])], |c| {
+        let a = symmetric_from(c[0].mat(), p.lower);
+        match a.llt(Side::Lower) {
+            Ok(llt) => {
+                let l = llt.L();
+                let f = Mat::from_fn(n, n, |i, j| {
+                    let (r, s) = if p.lower { (i, j) } else { (j, i) };
+                    if r >= s { l[(r, s)] } else { T::lit(0.0) }
+                });
+                Ok(vec![rows(f.as_ref())])
+            }
+            Err(_) => match p.on_error {
+                OnError::Nan => Ok(vec![vec![T::nan(); n * n]]),
+                OnError::Raise => Err(LinalgError::NotPositiveDefinite {
+                    op: "cholesky",
+                    arg: "a",
+                }),
+            },
+        }
+    })
+}
+
+/// LU decomposition `a = P L U`, `(m,n)->(m,m),(m,k),(k,n)` with `k = min(m, n)`, like
+/// `scipy.linalg.lu(a, permute_l=False, p_indices)`: outputs `[P, L, U]`. With `p_indices`,
+/// `P` is instead an int32 vector `(m)` of row indices with `a = (L U)[P]`.
+pub fn lu(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("lu", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), lu_imp(inputs, p_indices))
+}
+
+fn lu_imp<T: Real>(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("lu", inputs, &A)?;
+    let (m, n) = matrix_dims(&b, 0, "a")?;
+    let k = m.min(n);
+    let outs = [
+        if p_indices {
+            OutSpec::int32(&[m])
+        } else {
+            OutSpec::float(&[m, m])
+        },
+        OutSpec::float(&[m, k]),
+        OutSpec::float(&[k, n]),
+    ];
+    b.run(&outs, |c| {
+        let f = Lu::new(c[0].mat());
+        let mut p = vec![T::lit(0.0); if p_indices { m } else { m * m }];
+        for (i, &r) in f.fwd.iter().enumerate() {
+            if p_indices {
+                p[r] = T::lit(i as f64);
+            } else {
+                p[r * m + i] = T::lit(1.0);
+            }
+        }
+        Ok(vec![p, rows(f.l.as_ref()), rows(f.u.as_ref())])
+    })
+}
+
+/// Packed LU factorisation, `(m,n)->(m,n),(k)`, like `scipy.linalg.lu_factor`: outputs
+/// `[LU, piv]`, where `LU` holds `U` and the strict lower part of `L`, and `piv` (int32) the
+/// 0-based row interchanges (row `i` was swapped with row `piv[i]`).
+pub fn lu_factor(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("lu_factor", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), lu_factor_imp(inputs))
+}
+
+fn lu_factor_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("lu_factor", inputs, &A)?;
+    let (m, n) = matrix_dims(&b, 0, "a")?;
+    let k = m.min(n);
+    b.run(&[OutSpec::float(&[m, n]), OutSpec::int32(&[k])], |c| {
+        let f = Lu::new(c[0].mat());
+        let packed = Mat::from_fn(m, n, |i, j| if i > j { f.l[(i, j)] } else { f.u[(i, j)] });
+        let piv = f
+            .lapack_pivots()
+            .iter()
+            .map(|&p| T::lit(p as f64))
+            .collect();
+        Ok(vec![rows(packed.as_ref()), piv])
+    })
+}
+
+/// Which factors [`qr`] returns (NumPy's `mode`; `'raw'` is not provided).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QrMode {
+    /// `Q` (m,k) and `R` (k,n).
+    #[default]
+    Reduced,
+    /// `Q` (m,m) and `R` (m,n).
+    Complete,
+    /// Only `R` (k,n).
+    R,
+}
+
+/// QR decomposition by Householder reflections, like `numpy.linalg.qr`. The factors are
+/// unique only up to the signs of `R`'s rows (and `Q`'s columns); they may differ from
+/// LAPACK's in those signs.
+pub fn qr(inputs: &[&Tensor], mode: QrMode) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("qr", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), qr_imp(inputs, mode))
+}
+
+fn qr_imp<T: Real>(inputs: &[&Tensor], mode: QrMode) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("qr", inputs, &A)?;
+    let (m, n) = matrix_dims(&b, 0, "a")?;
+    let k = m.min(n);
+    let r_rows = if mode == QrMode::Complete { m } else { k };
+    let mut outs = Vec::new();
+    match mode {
+        QrMode::Reduced => outs.push(OutSpec::float(&[m, k])),
+        QrMode::Complete => outs.push(OutSpec::float(&[m, m])),
+        QrMode::R => {}
+    }
+    outs.push(OutSpec::float(&[r_rows, n]));
+    b.run(&outs, |c| {
+        let f = c[0].mat().qr();
+        let r = f.thin_R();
+        let rr = Mat::from_fn(r_rows, n, |i, j| {
+            if i < k && i <= j {
+                r[(i, j)]
+            } else {
+                T::lit(0.0)
+            }
+        });
+        let mut res = Vec::new();
+        match mode {
+            QrMode::Reduced => res.push(rows(f.compute_thin_Q().as_ref())),
+            QrMode::Complete => res.push(rows(f.compute_Q().as_ref())),
+            QrMode::R => {}
+        }
+        res.push(rows(rr.as_ref()));
+        Ok(res)
+    })
+}
+
+/// Parameters of [`svd`].
+#[derive(Clone, Copy, Debug)]
+pub struct SvdParams {
+    /// `U` (m,m) and `Vh` (n,n) when true; (m,k) and (k,n) when false.
+    pub full_matrices: bool,
+    /// Return `[U, s, Vh]` when true, only `[s]` when false.
+    pub compute_uv: bool,
+}
+
+impl Default for SvdParams {
+    fn default() -> Self {
+        SvdParams {
+            full_matrices: true,
+            compute_uv: true,
+        }
+    }
+}
+
+/// Singular value decomposition `a = U diag(s) Vh`, like `numpy.linalg.svd`; `s` descending.
+/// Singular vectors are unique only up to sign (and rotation within repeated values).
+pub fn svd(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("svd", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), svd_imp(inputs, p))
+}
+
+fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("svd", inputs, &A)?;
+    let (m, n) = matrix_dims(&b, 0, "a")?;
+    let k = m.min(n);
+    let no_conv = |_| LinalgError::NoConvergence { op: "svd" };
+    if !p.compute_uv {
+        return b.run(&[OutSpec::float(&[k])], |c| {
+            Ok(vec![c[0].mat().singular_values().map_err(no_conv)?])
+        });
+    }
+    let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
+    let outs = [
+        OutSpec::float(&[m, ur]),
+        OutSpec::float(&[k]),
+        OutSpec::float(&[vr, n]),
+    ];
+    b.run(&outs, |c| {
+        let a = c[0].mat();
+        let f = if p.full_matrices {
+            a.svd()
+        } else {
+            a.thin_svd()
+        }
+        .map_err(no_conv)?;
+        let s = f.S().column_vector();
+        Ok(vec![
+            rows(f.U()),
+            (0..k).map(|i| s[i]).collect(),
+            rows(f.V().transpose()),
+        ])
+    })
+}
+
+/// Symmetric eigendecomposition, like `scipy.linalg.eigh`: inputs `[a]` with core signature
+/// `(m,m)->(m),(m,m)`, or `[a, b]`, `(m,m),(m,m)->(m),(m,m)`, for the generalised problem
+/// `a v = w b v` with symmetric positive definite `b`. Outputs `[w, v]` with `w` ascending,
+/// `a v = v diag(w)` (or `a v = b v diag(w)` with `vᵀ b v = I`). Reads only the `lower` (or
+/// upper) triangle of each matrix. Eigenvectors are unique only up to sign.
+pub fn eigh(inputs: &[&Tensor], lower: bool) -> Result<Vec<Tensor>, LinalgError> {
+    check_one_or_two("eigh", inputs)?;
+    by_dtype!(float_dtype(inputs, &AB), eigh_imp(inputs, lower, true))
+}
+
+/// Eigenvalues of a symmetric matrix (or of the symmetric-definite pencil `(a, b)`), ascending,
+/// like `scipy.linalg.eigvalsh`: `(m,m)->(m)` or `(m,m),(m,m)->(m)`.
+pub fn eigvalsh(inputs: &[&Tensor], lower: bool) -> Result<Vec<Tensor>, LinalgError> {
+    check_one_or_two("eigvalsh", inputs)?;
+    by_dtype!(float_dtype(inputs, &AB), eigh_imp(inputs, lower, false))
+}
+
+const AB: [ArgSpec; 2] = [ArgSpec::matrix("a"), ArgSpec::matrix("b")];
+
+fn check_one_or_two(op: &'static str, inputs: &[&Tensor]) -> Result<(), LinalgError> {
+    if inputs.is_empty() || inputs.len() > 2 {
+        return Err(LinalgError::Arity {
+            op,
+            expected: "1 or 2".into(),
+            got: inputs.len(),
+        });
+    }
+    Ok(())
+}
+
+fn eigh_imp<T: Real>(
+    inputs: &[&Tensor],
+    lower: bool,
+    vectors: bool,
+) -> Result<Vec<Tensor>, LinalgError> {
+    let op = if vectors { "eigh" } else { "eigvalsh" };
+    let b = Batched::<T>::new(op, inputs, &AB[..inputs.len()])?;
+    let n = b.square(0, "a")?;
+    if inputs.len() == 2 && b.cores[1] != [n, n] {
+        return Err(b.shape_error(1, "b", &format!("{n}, {n}")));
+    }
+    let no_conv = |_| LinalgError::NoConvergence { op };
+    let mut outs = vec![OutSpec::float(&[n])];
+    if vectors {
+        outs.push(OutSpec::float(&[n, n]));
+    }
+    b.run(&outs, |c| {
+        let mut a = symmetric_from(c[0].mat(), lower);
+        // For the pencil, b = L Lᵀ turns a v = w b v into (L⁻¹ a L⁻ᵀ) y = w y with v = L⁻ᵀ y.
+        let chol = match c.get(1) {
+            Some(bm) => {
+                let llt = symmetric_from(bm.mat(), lower)
+                    .llt(Side::Lower)
+                    .map_err(|_| LinalgError::NotPositiveDefinite { op, arg: "b" })?;
+                let l = llt.L().to_owned();
+                let mut y = a.clone();
+                l.solve_lower_triangular_in_place(y.as_mut());
+                let mut z = y.transpose().to_owned();
+                l.solve_lower_triangular_in_place(z.as_mut());
+                a = symmetric_from(z.as_ref(), true);
+                Some(l)
+            }
+            None => None,
+        };
+        if !vectors {
+            return Ok(vec![
+                a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?,
+            ]);
+        }
+        let f = a.self_adjoint_eigen(Side::Lower).map_err(no_conv)?;
+        let w = f.S().column_vector();
+        let mut v = f.U().to_owned();
+        if let Some(l) = chol {
+            l.transpose().solve_upper_triangular_in_place(v.as_mut());
+        }
+        Ok(vec![(0..n).map(|i| w[i]).collect(), rows(v.as_ref())])
+    })
+}
+
+/// General eigendecomposition, `(m,m)->(m),(m,m)`, like `numpy.linalg.eig`, for matrices
+/// whose eigenvalues are all real: outputs `[w, v]` with unit-norm eigenvector columns.
+///
+/// oxtensor has no complex dtype, so a matrix with a complex eigenvalue is an
+/// [`LinalgError::Unsupported`] error. The eigenvalue order is faer's (from the real Schur
+/// form), which need not be LAPACK's; eigenvectors are unique only up to sign.
+pub fn eig(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+    check_arity("eig", inputs, 1)?;
+    by_dtype!(float_dtype(inputs, &A), eig_imp(inputs))
+}
+
+fn eig_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
+    let b = Batched::<T>::new("eig", inputs, &A)?;
+    let n = b.square(0, "a")?;
+    b.run(&[OutSpec::float(&[n]), OutSpec::float(&[n, n])], |c| {
+        let f = c[0]
+            .mat()
+            .eigen()
+            .map_err(|_| LinalgError::NoConvergence { op: "eig" })?;
+        let s = f.S().column_vector();
+        let zero = T::lit(0.0);
+        if let Some(i) = (0..n).find(|&i| s[i].im != zero) {
+            return Err(LinalgError::Unsupported {
+                op: "eig",
+                message: format!(
+                    "eigenvalue {i} is complex ({:?} + {:?}i) and oxtensor has no complex dtype",
+                    s[i].re, s[i].im
+                ),
+            });
+        }
+        let u = f.U();
+        let mut v = Mat::from_fn(n, n, |i, j| u[(i, j)].re);
+        for j in 0..n {
+            let norm: f64 = (0..n)
+                .map(|i| v[(i, j)].as_f64().powi(2))
+                .sum::<f64>()
+                .sqrt();
+            if norm > 0.0 {
+                for i in 0..n {
+                    v[(i, j)] = T::lit(v[(i, j)].as_f64() / norm);
+                }
+            }
+        }
+        Ok(vec![(0..n).map(|i| s[i].re).collect(), rows(v.as_ref())])
+    })
+}
+
+/// The core shape of matrix input `i`, `(m, n)`.
+pub(crate) fn matrix_dims<T: Real>(
+    b: &Batched<T>,
+    i: usize,
+    arg: &'static str,
+) -> Result<(usize, usize), LinalgError> {
+    match b.cores[i][..] {
+        [m, n] => Ok((m, n)),
+        _ => Err(b.shape_error(i, arg, "m, n")),
+    }
+}

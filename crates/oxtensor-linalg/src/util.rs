@@ -1,0 +1,153 @@
+//! Small matrix helpers shared by the kernels.
+
+use crate::{LinalgError, Real};
+use faer::prelude::*;
+use faer::{Mat, MatRef};
+
+/// The symmetric matrix whose entries come from one triangle of `a` (the other is ignored,
+/// as LAPACK's symmetric routines do).
+pub(crate) fn symmetric_from<T: Real>(a: MatRef<'_, T>, lower: bool) -> Mat<T> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        let (hi, lo) = if i >= j { (i, j) } else { (j, i) };
+        if lower { a[(hi, lo)] } else { a[(lo, hi)] }
+    })
+}
+
+/// One triangle of `a` (the other set to zero), with a unit diagonal if `unit`.
+pub(crate) fn triangle<T: Real>(a: MatRef<'_, T>, lower: bool, unit: bool) -> Mat<T> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if i == j && unit {
+            T::lit(1.0)
+        } else if (lower && i >= j) || (!lower && i <= j) {
+            a[(i, j)]
+        } else {
+            T::lit(0.0)
+        }
+    })
+}
+
+/// An LU factorisation with partial pivoting: `a[fwd[i], :] = (L U)[i, :]`.
+pub(crate) struct Lu<T> {
+    /// Row permutation: row `i` of `L U` is row `fwd[i]` of `a`.
+    pub fwd: Vec<usize>,
+    /// Unit lower trapezoidal factor (m × k).
+    pub l: Mat<T>,
+    /// Upper trapezoidal factor (k × n).
+    pub u: Mat<T>,
+}
+
+impl<T: Real> Lu<T> {
+    /// Factors `a` (any shape).
+    pub fn new(a: MatRef<'_, T>) -> Lu<T> {
+        let lu = a.partial_piv_lu();
+        let fwd = lu.P().arrays().0.to_vec();
+        Lu {
+            fwd,
+            l: lu.L().to_owned(),
+            u: lu.U().to_owned(),
+        }
+    }
+
+    /// The index of the first zero on `U`'s diagonal (exact singularity), if any.
+    pub fn zero_pivot(&self) -> Option<usize> {
+        let k = self.u.nrows().min(self.u.ncols());
+        (0..k).find(|&i| self.u[(i, i)] == T::lit(0.0))
+    }
+
+    /// LAPACK-style pivots (0-based): at step `i`, row `i` was swapped with row `piv[i]`.
+    pub fn lapack_pivots(&self) -> Vec<usize> {
+        let k = self.l.ncols();
+        let mut perm: Vec<usize> = (0..self.fwd.len()).collect();
+        let mut piv = Vec::with_capacity(k);
+        for i in 0..k {
+            let j = (i..perm.len())
+                .find(|&j| perm[j] == self.fwd[i])
+                .unwrap_or(i);
+            piv.push(j);
+            perm.swap(i, j);
+        }
+        piv
+    }
+
+    /// +1 or -1: the sign of the row permutation.
+    pub fn perm_sign(&self) -> f64 {
+        let n = self.fwd.len();
+        let mut seen = vec![false; n];
+        let mut sign = 1.0;
+        for s in 0..n {
+            if seen[s] {
+                continue;
+            }
+            let mut len = 0;
+            let mut i = s;
+            while !seen[i] {
+                seen[i] = true;
+                i = self.fwd[i];
+                len += 1;
+            }
+            if len % 2 == 0 {
+                sign = -sign;
+            }
+        }
+        sign
+    }
+}
+
+/// Solves `a x = b` for square `a` by LU, or reports `arg` singular.
+pub(crate) fn lu_solve_checked<T: Real>(
+    op: &'static str,
+    arg: &'static str,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+) -> Result<Mat<T>, LinalgError> {
+    let lu = a.partial_piv_lu();
+    let k = a.nrows();
+    let u = lu.U();
+    if let Some(i) = (0..k).find(|&i| u[(i, i)] == T::lit(0.0)) {
+        return Err(singular(op, arg, i));
+    }
+    Ok(lu.solve(b))
+}
+
+/// The error for an exactly singular matrix, broken down at diagonal `i`.
+pub(crate) fn singular(op: &'static str, arg: &'static str, i: usize) -> LinalgError {
+    LinalgError::Singular {
+        op,
+        arg,
+        detail: format!(": zero pivot at diagonal position {i}"),
+    }
+}
+
+/// The `n × n` identity.
+pub(crate) fn identity<T: Real>(n: usize) -> Mat<T> {
+    Mat::from_fn(n, n, |i, j| T::lit(if i == j { 1.0 } else { 0.0 }))
+}
+
+/// The matrix 1-norm (largest absolute column sum).
+pub(crate) fn norm1<T: Real>(a: MatRef<'_, T>) -> f64 {
+    (0..a.ncols())
+        .map(|j| {
+            (0..a.nrows())
+                .map(|i| a[(i, j)].as_f64().abs())
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// A vector core (`(m)`) or matrix core (`(m, n)`) as the b-argument of a solve: the number
+/// of core dimensions PyTensor calls `b_ndim`, defaulting to 1 for a 1-D `b` and 2 otherwise.
+pub(crate) fn b_ndim(
+    op: &'static str,
+    b: &oxtensor_data::Tensor,
+    b_ndim: Option<usize>,
+) -> Result<usize, LinalgError> {
+    match b_ndim {
+        None => Ok(if b.ndim() == 1 { 1 } else { 2 }),
+        Some(n @ (1 | 2)) => Ok(n),
+        Some(n) => Err(LinalgError::Param {
+            op,
+            param: "b_ndim",
+            message: format!("is {n}; expected 1 or 2"),
+        }),
+    }
+}

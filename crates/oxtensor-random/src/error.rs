@@ -1,0 +1,86 @@
+//! The error type of this crate: a parameter outside the domain a distribution accepts.
+//!
+//! The checks are NumPy's, with one deliberate difference: a NaN parameter is an error here,
+//! where NumPy lets NaN through most checks and returns NaN draws.
+
+use std::fmt;
+
+/// A distribution or generator parameter that NumPy would reject with `ValueError`.
+///
+/// It names the argument and says what was expected, so callers can pass the message on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomError {
+    /// The argument name as NumPy spells it (`scale`, `p`, `alpha`, ...).
+    pub argument: &'static str,
+    /// What the argument must satisfy, and what it was.
+    pub message: String,
+}
+
+impl RandomError {
+    /// An error for `argument` with a message saying what was expected.
+    pub fn new(argument: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            argument,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for RandomError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid `{}`: {}", self.argument, self.message)
+    }
+}
+
+impl std::error::Error for RandomError {}
+
+/// Result of a fallible draw.
+pub type Result<T> = std::result::Result<T, RandomError>;
+
+/// Checks that `value` is not NaN and `value >= 0` (NumPy's `CONS_NON_NEGATIVE`).
+pub(crate) fn non_negative(argument: &'static str, value: f64) -> Result<()> {
+    if value >= 0.0 {
+        Ok(())
+    } else {
+        Err(RandomError::new(
+            argument,
+            format!("expected a number >= 0, got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value > 0` (NumPy's `CONS_POSITIVE`).
+pub(crate) fn positive(argument: &'static str, value: f64) -> Result<()> {
+    if value > 0.0 {
+        Ok(())
+    } else {
+        Err(RandomError::new(
+            argument,
+            format!("expected a number > 0, got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value` lies in `[0, 1]` (NumPy's `CONS_BOUNDED_0_1`).
+pub(crate) fn probability(argument: &'static str, value: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(RandomError::new(
+            argument,
+            format!("expected a probability in [0, 1], got {value}"),
+        ))
+    }
+}
+
+/// Checks that `value` is finite.
+pub(crate) fn finite(argument: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(RandomError::new(
+            argument,
+            format!("expected a finite number, got {value}"),
+        ))
+    }
+}
