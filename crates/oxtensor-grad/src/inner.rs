@@ -73,7 +73,12 @@ pub(crate) fn op_from_graph(
     let grads = match &op.pullback {
         Some(custom) => {
             let args: Vec<Var> = inputs.iter().chain(outputs).chain(&cots).cloned().collect();
-            custom.instantiate(&args)?
+            let mut grads = custom.instantiate(&args)?;
+            // The override covers the explicit inputs; shared variables read inside get none.
+            for x in &inputs[grads.len().min(inputs.len())..] {
+                grads.push(zeros_like(x, grad_dtype(x.dtype()))?);
+            }
+            grads
         }
         None => {
             let body = gradient_body(&op.body, &cotangent_types(outputs))?;

@@ -742,7 +742,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
                 .iter()
                 .zip(b.else_branch.outputs())
                 .enumerate()
-                .map(|(i, (t, e))| crate::inner::join_branch_types(op, i, t.ty(), e.ty()))
+                .map(|(i, (t, e))| crate::inner::join_branch_types(op, i, t, e))
                 .collect()
         }
     }

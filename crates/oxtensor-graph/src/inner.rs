@@ -50,6 +50,28 @@ impl OpFromGraph {
         })
     }
 
+    /// This op with a user-given gradient: `grads` are built from `inputs` (the explicit
+    /// inputs this op was made from), its `outputs`, and `output_grads` (one variable per
+    /// output, standing for its cotangent), one gradient per explicit input.
+    #[track_caller]
+    pub fn with_pullback(
+        mut self,
+        inputs: &[Var],
+        outputs: &[Var],
+        output_grads: &[Var],
+        grads: &[Var],
+    ) -> Result<OpFromGraph, GraphError> {
+        let all: Vec<Var> = inputs
+            .iter()
+            .chain(&self.implicit)
+            .chain(outputs)
+            .chain(output_grads)
+            .cloned()
+            .collect();
+        self.pullback = Some(FrozenGraph::freeze(&all, grads)?);
+        Ok(self)
+    }
+
     /// The number of explicit inputs a call takes.
     pub fn n_explicit(&self) -> usize {
         self.body.input_types().len() - self.implicit.len()
@@ -135,43 +157,41 @@ fn free_leaves(outputs: &[Var], keep: impl Fn(&NodeKind) -> bool) -> Vec<Var> {
     leaves
 }
 
-/// The output type of both branches' output `i`: dtype and rank must agree; a static extent
-/// survives where both have it (PyTensor's rule for branches of different static shapes).
+/// The output type of both branches' output `i` (`then` and `otherwise`, inner variables):
+/// dtype and rank must agree; a static extent survives where both have it (PyTensor's rule
+/// for branches of different static shapes).
 pub(crate) fn join_branch_types(
     op: &Op,
     i: usize,
-    then: &TensorType,
-    otherwise: &TensorType,
+    then: &Var,
+    otherwise: &Var,
 ) -> Result<TensorType, GraphError> {
-    if then.dtype != otherwise.dtype || then.ndim() != otherwise.ndim() {
-        return Err(GraphError::invalid(
-            op,
-            format!(
-                "output {i}: the then branch gives {} of rank {}, the else branch {} of rank {}; \
-                 both branches must have the same dtype and rank (cast one)",
-                then.dtype,
-                then.ndim(),
-                otherwise.dtype,
-                otherwise.ndim()
-            ),
-        ));
+    let expected = || {
+        format!(
+            "{} of rank {}, as the then branch's output {i} (both branches must have the same dtype and rank; cast one)",
+            then.dtype(),
+            then.ndim()
+        )
+    };
+    if then.dtype() != otherwise.dtype() {
+        return Err(GraphError::dtype(op, otherwise, expected()));
+    }
+    if then.ndim() != otherwise.ndim() {
+        return Err(GraphError::rank(op, otherwise, expected()));
     }
     let shape: Vec<Option<usize>> = then
+        .ty()
         .shape
         .iter()
-        .zip(&otherwise.shape)
+        .zip(&otherwise.ty().shape)
         .map(|(a, b)| if a == b { *a } else { None })
         .collect();
-    Ok(TensorType::new(then.dtype, &shape))
+    Ok(TensorType::new(then.dtype(), &shape))
 }
 
 /// Checks that `args` fit the `expected` input types of an inner graph: same dtype and rank,
 /// and no contradicting static extent.
-pub(crate) fn check_args(
-    op: &Op,
-    args: &[Var],
-    expected: &[TensorType],
-) -> Result<(), GraphError> {
+pub(crate) fn check_args(op: &Op, args: &[Var], expected: &[TensorType]) -> Result<(), GraphError> {
     if args.len() != expected.len() {
         return Err(GraphError::Arity {
             op: op.to_string(),
@@ -195,10 +215,7 @@ pub(crate) fn check_args(
         if clash {
             return Err(GraphError::shape(
                 op,
-                format!(
-                    "{} does not fit the inner graph's input {t}",
-                    v.describe()
-                ),
+                format!("{} does not fit the inner graph's input {t}", v.describe()),
             ));
         }
     }

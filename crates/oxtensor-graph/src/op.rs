@@ -1,8 +1,8 @@
 use crate::{FrozenGraph, IfElse, OpFromGraph, ScalarOp};
-use std::sync::Arc;
 use oxtensor_data::DType;
 use smallvec::SmallVec;
 use std::fmt;
+use std::sync::Arc;
 
 /// A list of axes, sorted and without repeats.
 pub type Axes = SmallVec<[usize; 4]>;

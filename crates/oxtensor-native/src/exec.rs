@@ -14,9 +14,7 @@ use oxtensor_data::Shape;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
-use oxtensor_runtime::{
-    Call, Executable, InnerBodies, KernelError, Plan, RuntimeError, eval_node,
-};
+use oxtensor_runtime::{Call, Executable, InnerBodies, KernelError, Plan, RuntimeError, eval_node};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;

@@ -21,6 +21,7 @@ pub mod convert;
 pub mod errors;
 pub mod function;
 pub mod gradient;
+pub mod inner;
 pub mod operand;
 pub mod profile;
 pub mod site;
@@ -39,5 +40,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     builders::register(m)?;
     function::register(m)?;
     gradient::register(m)?;
+    inner::register(m)?;
     Ok(())
 }

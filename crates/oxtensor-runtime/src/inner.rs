@@ -35,9 +35,7 @@ impl BodyCache {
         Ok(exec)
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, FxHashMap<FrozenGraph, Weak<dyn Executable>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<FrozenGraph, Weak<dyn Executable>>> {
         // A panic while holding the lock leaves the map consistent (entries are whole).
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -115,11 +113,16 @@ pub(crate) fn eval_alone(op: &Op, args: &[&Tensor]) -> Result<Vec<Tensor>, Kerne
     let fail = |e: RuntimeError| KernelError::Value(e.to_string());
     let mut map = FxHashMap::default();
     for body in bodies(op) {
-        map.insert(body.clone(), cache.get(&crate::Interpreter, body).map_err(fail)?);
+        map.insert(
+            body.clone(),
+            cache.get(&crate::Interpreter, body).map_err(fail)?,
+        );
     }
     let bodies = InnerBodies(map);
     match bodies.run_op(op, args) {
         Some(result) => result.map_err(fail),
-        None => Err(KernelError::Value(format!("{op} has no inner graph to run"))),
+        None => Err(KernelError::Value(format!(
+            "{op} has no inner graph to run"
+        ))),
     }
 }

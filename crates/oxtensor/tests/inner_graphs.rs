@@ -3,8 +3,7 @@
 
 use oxtensor::gradient::{VerifyGradOptions, verify_grad};
 use oxtensor::{
-    DType, Mode, OpFromGraph, Tensor, Var, function, grad_vars, ifelse, ops, scalar,
-    shared, vector,
+    DType, Mode, OpFromGraph, Tensor, Var, function, grad_vars, ifelse, ops, scalar, shared, vector,
 };
 use oxtensor_testkit::{Tol, assert_close};
 use std::sync::Arc;
@@ -46,7 +45,10 @@ fn a_call_equals_its_inlined_graph_in_values_and_gradients() {
     // Called twice (the second on its own output), and inlined the same way.
     let once = op.call(&[u.clone(), v.clone()]).expect("call").remove(0);
     let called = op.call(&[once.clone(), v.clone()]).expect("call").remove(0);
-    let inl = op.inline(&[u.clone(), v.clone()]).expect("inline").remove(0);
+    let inl = op
+        .inline(&[u.clone(), v.clone()])
+        .expect("inline")
+        .remove(0);
     let inlined = op.inline(&[inl, v.clone()]).expect("inline").remove(0);
     let cost = |z: &Var| z.sum(None);
     let gc = grad_vars(&cost(&called), &[u.clone(), v.clone()]).expect("grad");
@@ -55,11 +57,22 @@ fn a_call_equals_its_inlined_graph_in_values_and_gradients() {
     for mode in modes() {
         let outs = [called.clone(), gc[0].clone(), gc[1].clone()];
         let want = [inlined.clone(), gi[0].clone(), gi[1].clone()];
-        let f = function(&[u.clone(), v.clone()], &outs).mode(mode.clone()).build().expect("f");
-        let g = function(&[u.clone(), v.clone()], &want).mode(mode).build().expect("g");
+        let f = function(&[u.clone(), v.clone()], &outs)
+            .mode(mode.clone())
+            .build()
+            .expect("f");
+        let g = function(&[u.clone(), v.clone()], &want)
+            .mode(mode)
+            .build()
+            .expect("g");
         let (got, exp) = (f.call(&args).expect("call"), g.call(&args).expect("call"));
         for (k, (a, b)) in got.iter().zip(&exp).enumerate() {
-            assert_close(&format!("output {k}"), a, b, Tol::MATH_LIBRARIES.or_scaled(1e-14));
+            assert_close(
+                &format!("output {k}"),
+                a,
+                b,
+                Tol::MATH_LIBRARIES.or_scaled(1e-14),
+            );
         }
     }
 }
@@ -88,10 +101,10 @@ fn verify_grad_passes_through_both_ops() {
 fn shared_variables_inside_become_implicit_inputs() {
     let w = shared(f64s(&[2.0, 3.0]), Some("w"));
     let x = vector("x", DType::F64);
-    let op = Arc::new(OpFromGraph::new(&[x.clone()], &[&x * &w], None).expect("op"));
+    let op = Arc::new(OpFromGraph::new(std::slice::from_ref(&x), &[&x * &w], None).expect("op"));
     assert_eq!(op.n_explicit(), 1);
     let u = vector("u", DType::F64);
-    let out = op.call(&[u.clone()]).expect("call").remove(0);
+    let out = op.call(std::slice::from_ref(&u)).expect("call").remove(0);
     let f = function(&[u], &[out]).build().expect("f");
     let got = f.call(&[f64s(&[1.0, -1.0])]).expect("call");
     assert_eq!(got[0].to_vec::<f64>().expect("f64"), vec![2.0, -3.0]);
@@ -99,14 +112,27 @@ fn shared_variables_inside_become_implicit_inputs() {
 
 #[test]
 fn ifelse_equals_switch_where_both_branches_are_safe() {
-    let (c, x, y) = (scalar("c", DType::F64), vector("x", DType::F64), vector("y", DType::F64));
+    let (c, x, y) = (
+        scalar("c", DType::F64),
+        vector("x", DType::F64),
+        vector("y", DType::F64),
+    );
     let cond = ops::gt(&c, &Var::scalar_constant(0.0, DType::F64)).expect("cond");
     let (a, b) = (x.exp() + &y, &x * &y);
     let lazy = ifelse(&cond, &[a.clone(), b.clone()], &[b.clone(), a.clone()]).expect("ifelse");
-    let eager = [ops::switch(&cond, &a, &b).expect("switch"), ops::switch(&cond, &b, &a).expect("switch")];
+    let eager = [
+        ops::switch(&cond, &a, &b).expect("switch"),
+        ops::switch(&cond, &b, &a).expect("switch"),
+    ];
     for mode in modes() {
-        let f = function(&[c.clone(), x.clone(), y.clone()], &lazy).mode(mode.clone()).build().expect("f");
-        let g = function(&[c.clone(), x.clone(), y.clone()], &eager).mode(mode).build().expect("g");
+        let f = function(&[c.clone(), x.clone(), y.clone()], &lazy)
+            .mode(mode.clone())
+            .build()
+            .expect("f");
+        let g = function(&[c.clone(), x.clone(), y.clone()], &eager)
+            .mode(mode)
+            .build()
+            .expect("g");
         for cv in [1.0, -1.0] {
             let args = [Tensor::scalar(cv), f64s(&[0.5, 1.5]), f64s(&[-2.0, 4.0])];
             let (got, want) = (f.call(&args).expect("lazy"), g.call(&args).expect("eager"));
@@ -122,16 +148,27 @@ fn the_branch_not_taken_is_never_computed() {
     let (c, x) = (scalar("c", DType::I64), vector("x", DType::F64));
     // Index 10 of a 3-vector fails; 10^12 zeros cannot be allocated: neither may run.
     let bad_index = ops::subtensor(&x, &[ops::Idx::int(10)]).expect("index");
-    let huge = ops::zeros(&[1_000_000, 1_000_000], DType::F64).expect("zeros").sum(None);
+    let huge = ops::zeros(&[1_000_000, 1_000_000], DType::F64)
+        .expect("zeros")
+        .sum(None);
     let safe = x.sum(None);
-    let out = ifelse(&c, &[safe.clone()], &[bad_index]).expect("ifelse").remove(0);
+    let out = ifelse(&c, std::slice::from_ref(&safe), &[bad_index])
+        .expect("ifelse")
+        .remove(0);
     let out2 = ifelse(&c, &[safe], &[huge]).expect("ifelse").remove(0);
     for mode in modes() {
-        let f = function(&[c.clone(), x.clone()], &[out.clone(), out2.clone()]).mode(mode).build().expect("f");
-        let got = f.call(&[Tensor::scalar(1i64), f64s(&[1.0, 2.0, 3.0])]).expect("then branch");
+        let f = function(&[c.clone(), x.clone()], &[out.clone(), out2.clone()])
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f
+            .call(&[Tensor::scalar(1i64), f64s(&[1.0, 2.0, 3.0])])
+            .expect("then branch");
         assert_eq!(got[0].item::<f64>().expect("f64"), 6.0);
         assert_eq!(got[1].item::<f64>().expect("f64"), 6.0);
-        let err = f.call(&[Tensor::scalar(0i64), f64s(&[1.0, 2.0, 3.0])]).expect_err("else branch");
+        let err = f
+            .call(&[Tensor::scalar(0i64), f64s(&[1.0, 2.0, 3.0])])
+            .expect_err("else branch");
         assert!(err.to_string().contains("index"), "{err}");
     }
 }
@@ -140,7 +177,9 @@ fn the_branch_not_taken_is_never_computed() {
 fn a_constant_condition_picks_its_branch_at_compile_time() {
     let x = vector("x", DType::F64);
     let t = Var::scalar_constant(1.0, DType::F64);
-    let out = ifelse(&t, &[x.exp()], &[x.sin()]).expect("ifelse").remove(0);
+    let out = ifelse(&t, &[x.exp()], &[x.sin()])
+        .expect("ifelse")
+        .remove(0);
     let f = function(&[x], &[out]).build().expect("f");
     let text = f.dprint(oxtensor::PrintOptions::default());
     assert!(!text.contains("IfElse"), "{text}");
@@ -151,9 +190,15 @@ fn branches_of_other_static_shapes_or_dtypes() {
     let x = oxtensor::tensor("x", DType::F64, &[Some(3)]);
     let y = oxtensor::tensor("y", DType::F64, &[Some(4)]);
     let c = scalar("c", DType::Bool);
-    let out = ifelse(&c, &[x.clone()], &[y.clone()]).expect("ifelse").remove(0);
+    let out = ifelse(&c, std::slice::from_ref(&x), std::slice::from_ref(&y))
+        .expect("ifelse")
+        .remove(0);
     assert_eq!(out.ty().shape.as_slice(), &[None]);
     let ints = vector("i", DType::I64);
     let err = ifelse(&c, &[x], &[ints]).expect_err("dtypes differ");
-    assert!(err.to_string().contains("same dtype"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("both branches must have the same dtype"),
+        "{err}"
+    );
 }

@@ -30,6 +30,8 @@ from oxtensor import tensor  # noqa: E402
 from oxtensor import printing  # noqa: E402
 from oxtensor import gradient  # noqa: E402
 from oxtensor.gradient import grad  # noqa: E402
+from oxtensor.compile.builders import OpFromGraph  # noqa: E402
+from oxtensor.ifelse import ifelse  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -49,4 +51,6 @@ __all__ = [
     "tensor",
     "gradient",
     "grad",
+    "OpFromGraph",
+    "ifelse",
 ]

@@ -121,10 +121,13 @@ def _plural(single):
     def many(*names, dtype=None):
         if len(names) == 1 and isinstance(names[0], int):
             names = (None,) * names[0]
+        elif len(names) == 1 and isinstance(names[0], (str, list, tuple)):
+            # PyTensor iterates a single argument: "xyz" names x, y and z; a list names each.
+            names = tuple(names[0])
         out = [single(n, dtype=dtype) for n in names]
         return out
 
-    many.__doc__ = f"Several {single.__name__} inputs: one per name (or ``n`` unnamed)."
+    many.__doc__ = f"Several {single.__name__} inputs: one per name, per character of a single string, or ``n`` unnamed."
     return many
 
 

@@ -1,0 +1,98 @@
+"""``OpFromGraph``: a graph used as an op (PyTensor's ``pytensor.compile.builders``)."""
+
+import warnings
+
+from oxtensor import _core
+from oxtensor.tensor.basic import as_tensor_variable
+
+__all__ = ["OpFromGraph"]
+
+
+def _list(xs):
+    return list(xs) if isinstance(xs, (list, tuple)) else [xs]
+
+
+def _override(pullback, inputs, outputs, output_grads):
+    """The gradients ``pullback`` gives: one callable for all inputs, or (PyTensor's older
+    form) one entry per input, ``None`` meaning the gradient through the graph."""
+    if callable(pullback):
+        return _list(pullback(inputs, outputs, output_grads))
+    entries = list(pullback)
+    if len(entries) != len(inputs):
+        raise ValueError(f"pullback has {len(entries)} entries for {len(inputs)} inputs")
+    from oxtensor.gradient import grad
+
+    default = grad(
+        None,
+        inputs,
+        known_grads=dict(zip(outputs, output_grads)),
+        disconnected_inputs="ignore",
+        return_disconnected="zero",
+    )
+    return [d if entry is None else entry(inputs, outputs, output_grads) for entry, d in zip(entries, default)]
+
+
+class OpFromGraph:
+    """A graph from ``inputs`` to ``outputs`` turned into an op, called like a function on
+    variables. Each call is one node holding the frozen graph, so the graph is rewritten and
+    compiled once however often it is called; ``inline=True`` instead expands it at each call.
+
+    Shared variables used by ``outputs`` become implicit inputs. The gradient comes from the
+    graph, unless ``pullback`` (``lop_overrides`` is the older spelling) gives one: a callable
+    ``pullback(inputs, outputs, output_grads)`` returning one gradient per input, called once
+    here on symbolic variables. Forward mode (``Rop``/``pushforward``) is always derived from
+    the pullback, so ``pushforward``/``rop_overrides`` are accepted and not needed.
+    """
+
+    def __init__(
+        self,
+        inputs,
+        outputs,
+        *,
+        inline=False,
+        name=None,
+        pullback=None,
+        lop_overrides=None,
+        pushforward=None,
+        rop_overrides=None,
+        grad_overrides=None,
+        connection_pattern=None,
+        strict=False,
+        **kwargs,
+    ):
+        if lop_overrides is not None:
+            warnings.warn("lop_overrides is deprecated: use pullback", FutureWarning, stacklevel=2)
+            pullback = pullback if pullback is not None else lop_overrides
+        if grad_overrides is not None:
+            raise NotImplementedError("grad_overrides was removed from PyTensor: use pullback")
+        self.inputs = [as_tensor_variable(v) for v in _list(inputs)]
+        self.outputs = [as_tensor_variable(v) for v in _list(outputs)]
+        self.inline = inline
+        self.name = name
+        self._single = not isinstance(outputs, (list, tuple))
+        if pullback is None or pullback == "default":
+            self._op = _core._OpFromGraph(self.inputs, self.outputs, name)
+        else:
+            from oxtensor import tensor as pt
+
+            output_grads = [pt.tensor(f"{o.name or 'out'}_grad", dtype=o.dtype, shape=tuple(o._static_shape)) for o in self.outputs]
+            grads = _override(pullback, self.inputs, self.outputs, output_grads)
+            if len(grads) != len(self.inputs):
+                raise ValueError(f"pullback returned {len(grads)} gradients for {len(self.inputs)} inputs")
+            grads = [pt.zeros_like(x) if g is None else as_tensor_variable(g) for x, g in zip(self.inputs, grads)]
+            self._op = _core._OpFromGraph(self.inputs, self.outputs, name, output_grads, grads)
+
+    def __call__(self, *args):
+        if len(args) != self._op.n_inputs:
+            raise TypeError(f"{self} takes {self._op.n_inputs} inputs, got {len(args)}")
+        outs = self._op.inline(list(args)) if self.inline else self._op.call(list(args))
+        return outs[0] if len(outs) == 1 else outs
+
+    def __eq__(self, other):
+        return isinstance(other, OpFromGraph) and self.inline == other.inline and self._op == other._op
+
+    def __hash__(self):
+        return hash(self._op)
+
+    def __repr__(self):
+        return self.name or "OpFromGraph"
