@@ -145,21 +145,7 @@ impl Generator {
         endpoint: bool,
         method: BoundedMethod,
     ) -> Result<i64> {
-        let high_incl = if endpoint {
-            high
-        } else {
-            high.checked_sub(1)
-                .ok_or_else(|| RandomError::new("high", "expected low < high"))?
-        };
-        if low > high_incl {
-            return Err(RandomError::new(
-                "high",
-                format!(
-                    "expected low {} high, got low={low}, high={high}",
-                    if endpoint { "<=" } else { "<" }
-                ),
-            ));
-        }
+        let high_incl = inclusive_high(low, high, endpoint)?;
         let rng = high_incl.wrapping_sub(low) as u64;
         Ok((low as u64).wrapping_add(self.bounded_u64(rng, method)) as i64)
     }
@@ -177,21 +163,8 @@ impl Generator {
         endpoint: bool,
         method: BoundedMethod,
     ) -> Result<i32> {
-        let high_incl = if endpoint {
-            high
-        } else {
-            high.checked_sub(1)
-                .ok_or_else(|| RandomError::new("high", "expected low < high"))?
-        };
-        if low > high_incl {
-            return Err(RandomError::new(
-                "high",
-                format!(
-                    "expected low {} high, got low={low}, high={high}",
-                    if endpoint { "<=" } else { "<" }
-                ),
-            ));
-        }
+        // `high_incl` lies in `[low, high]`, so it fits an i32.
+        let high_incl = inclusive_high(i64::from(low), i64::from(high), endpoint)? as i32;
         let rng = high_incl.wrapping_sub(low) as u32;
         Ok((low as u32).wrapping_add(self.bounded_u32(rng, method)) as i32)
     }
@@ -200,4 +173,25 @@ impl Generator {
     pub fn integers_i32(&mut self, low: i32, high: i32, endpoint: bool) -> Result<i32> {
         self.integers_i32_with(low, high, endpoint, BoundedMethod::Lemire)
     }
+}
+
+/// The largest value `integers(low, high, endpoint=…)` may return: `high`, or `high - 1`
+/// without `endpoint`; an error naming `high` when the range is empty.
+fn inclusive_high(low: i64, high: i64, endpoint: bool) -> Result<i64> {
+    let high_incl = if endpoint {
+        high
+    } else {
+        high.checked_sub(1)
+            .ok_or_else(|| RandomError::new("high", "expected low < high"))?
+    };
+    if low > high_incl {
+        return Err(RandomError::new(
+            "high",
+            format!(
+                "expected low {} high, got low={low}, high={high}",
+                if endpoint { "<=" } else { "<" }
+            ),
+        ));
+    }
+    Ok(high_incl)
 }
