@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Draws, run, run_integers};
+use common::{Draws, arguments, records, run, run_integers};
 use oxtensor_random::default_rng;
 
 /// XOR of every draw's bits rotated left by its index mod 64, as `make_fixtures.py` computes.
@@ -17,19 +17,11 @@ fn digest(bits: impl Iterator<Item = u64>) -> u64 {
 #[test]
 fn bulk_draws_match_numpy_digests() {
     let mut cases = 0;
-    for line in include_str!("fixtures/bulk.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let f: Vec<&str> = line.split('|').collect();
+    for f in records(include_str!("fixtures/bulk.txt")) {
         let (name, seed, args, n, want, after) = (f[0], f[1], f[2], f[4], f[5], f[6]);
         let n: usize = n.parse().expect("count");
         let mut g = default_rng(seed.parse().expect("seed"));
-        let arg_strs: Vec<&str> = if args.is_empty() {
-            Vec::new()
-        } else {
-            args.split(',').collect()
-        };
+        let arg_strs = arguments(args);
         let draws = if name == "integers" {
             let mut a = arg_strs.clone();
             a.push("0");

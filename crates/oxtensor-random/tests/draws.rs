@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Draws, run, run_integers};
+use common::{Draws, arguments, records, run, run_integers};
 use oxtensor_random::default_rng;
 
 fn n_of(body: &str) -> usize {
@@ -61,18 +61,10 @@ fn hex64(s: &str) -> f64 {
 fn every_distribution_matches_numpy_draws() {
     let mut cases = 0;
     let mut worst: Vec<(String, u64)> = Vec::new();
-    for line in include_str!("fixtures/draws.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let f: Vec<&str> = line.split('|').collect();
+    for f in records(include_str!("fixtures/draws.txt")) {
         let (name, seed, args, kind, body, after) = (f[0], f[1], f[2], f[3], f[4], f[5]);
         let seed: u128 = seed.parse().expect("seed");
-        let arg_strs: Vec<&str> = if args.is_empty() {
-            Vec::new()
-        } else {
-            args.split(',').collect()
-        };
+        let arg_strs = arguments(args);
         let n = n_of(body);
         let mut g = default_rng(seed);
         let got = if name.starts_with("integers") {

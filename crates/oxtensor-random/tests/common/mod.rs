@@ -98,3 +98,19 @@ pub fn run_integers(name: &str, g: &mut Generator, args: &[&str], n: usize) -> D
         }),
     }
 }
+
+/// The records of a fixture file: each non-comment line split at `|`.
+pub fn records(text: &str) -> impl Iterator<Item = Vec<&str>> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('|').collect())
+}
+
+/// A fixture's comma-separated argument list (empty for none).
+pub fn arguments(args: &str) -> Vec<&str> {
+    if args.is_empty() {
+        Vec::new()
+    } else {
+        args.split(',').collect()
+    }
+}
