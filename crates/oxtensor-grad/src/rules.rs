@@ -11,7 +11,7 @@
 use crate::error::GradError;
 use crate::{elemwise, index, inner, layout, marker, matmul, reduce};
 use oxtensor_graph::build::Built;
-use oxtensor_graph::{FrozenGraph, GraphError, Op, Var, infer_types, toposort};
+use oxtensor_graph::{Axes, FrozenGraph, GraphError, Op, ReduceOp, Var, infer_types, toposort};
 use rustc_hash::FxHashMap;
 
 /// The gradient contribution of a node to one of its inputs.
@@ -137,11 +137,65 @@ pub fn op_pullback(
         Op::IncTake { axis, set } => index::inc_take(*axis, *set, inputs, &g()?, wanted)?,
         Op::GradMarker(m) => marker::pullback(*m, inputs, &g()?, wanted)?,
         Op::Composite(inner) => composite_pullback(inner, inputs, cotangents, wanted)?,
+        Op::FusedReduce { op: r, axes, body } => {
+            fused_reduce_pullback(*r, axes, body, inputs, &g()?, wanted)?
+        }
         Op::MatMul => matmul::pullback(&inputs[0], &inputs[1], &g()?, wanted)?,
         Op::OpFromGraph(o) => inner::op_from_graph(o, inputs, outputs, cotangents, wanted)?,
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,
     };
     Ok(terms)
+}
+
+/// The inputs whose gradient is wanted.
+fn wanted_inputs(inputs: &[Var], wanted: &[bool]) -> Vec<Var> {
+    inputs
+        .iter()
+        .zip(wanted)
+        .filter(|(_, w)| **w)
+        .map(|(v, _)| v.clone())
+        .collect()
+}
+
+/// One term per input from the gradients of the wanted ones, in order.
+fn spread(wanted: &[bool], grads: Vec<Var>) -> Vec<Term> {
+    let mut grads = grads.into_iter();
+    wanted
+        .iter()
+        .map(|&w| {
+            if w {
+                grads.next().map_or(Term::Zero, Term::Grad)
+            } else {
+                Term::Disconnected
+            }
+        })
+        .collect()
+}
+
+/// A fused reduction (built by the fusion pass, so rarely differentiated) is differentiated as
+/// the `Reduce` of the `Composite` it stands for.
+fn fused_reduce_pullback(
+    r: ReduceOp,
+    axes: &Axes,
+    body: &FrozenGraph,
+    inputs: &[Var],
+    g: &Var,
+    wanted: &[bool],
+) -> Result<Vec<Term>, GradError> {
+    let value = Var::apply1(Op::Composite(body.clone()), inputs)?;
+    let reduced = Var::apply1(
+        Op::Reduce {
+            op: r,
+            axes: axes.clone(),
+        },
+        &[value],
+    )?;
+    let grads = crate::pullback(
+        &[reduced],
+        &wanted_inputs(inputs, wanted),
+        std::slice::from_ref(g),
+    )?;
+    Ok(spread(wanted, grads))
 }
 
 /// A fused Composite (built by rewriting, so rarely differentiated) is differentiated by
@@ -179,21 +233,6 @@ fn composite_pullback(
         .zip(cotangents)
         .filter_map(|(o, c)| Some((map.get(o).cloned().unwrap_or_else(|| o.clone()), c.clone()?)))
         .unzip();
-    let wrt: Vec<Var> = inputs
-        .iter()
-        .zip(wanted)
-        .filter(|(_, w)| **w)
-        .map(|(v, _)| v.clone())
-        .collect();
-    let mut grads = crate::pullback(&outs, &wrt, &cots)?.into_iter();
-    Ok(wanted
-        .iter()
-        .map(|&w| {
-            if w {
-                grads.next().map_or(Term::Zero, Term::Grad)
-            } else {
-                Term::Disconnected
-            }
-        })
-        .collect())
+    let grads = crate::pullback(&outs, &wanted_inputs(inputs, wanted), &cots)?;
+    Ok(spread(wanted, grads))
 }

@@ -3,7 +3,9 @@
 
 use crate::index::{resolve_index, resolve_slice};
 use crate::scalar_op::Arity;
-use crate::{GraphError, IndexEntry, Op, ScalarOp, StaticShape, TensorType, Var};
+use crate::{
+    FrozenGraph, GraphError, IndexEntry, Op, ReduceOp, ScalarOp, StaticShape, TensorType, Var,
+};
 use oxtensor_data::{DType, result_type};
 use smallvec::{SmallVec, smallvec};
 
@@ -284,31 +286,68 @@ fn matmul(op: &Op, a: &Var, b: &Var) -> Result<Types, GraphError> {
     one(TensorType { dtype, shape })
 }
 
+/// The type of `r` over `axes` of a value of type `x`.
+fn reduce_type(
+    op: &Op,
+    r: ReduceOp,
+    axes: &[usize],
+    x: &TensorType,
+) -> Result<TensorType, GraphError> {
+    for (i, &a) in axes.iter().enumerate() {
+        axis_in(op, a, x.ndim())?;
+        if i > 0 && axes[i - 1] >= a {
+            return Err(GraphError::invalid(op, "axes must be sorted and unique"));
+        }
+    }
+    let shape = x
+        .shape
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !axes.contains(d))
+        .map(|(_, s)| *s)
+        .collect();
+    Ok(TensorType {
+        dtype: r.output_dtype(x.dtype),
+        shape,
+    })
+}
+
+/// The output types of the elementwise program `g` (a Composite's inner graph) on `inputs`.
+fn composite_types(op: &Op, g: &FrozenGraph, inputs: &[Var]) -> Result<Types, GraphError> {
+    arity(op, inputs, g.input_types().len())?;
+    for (v, t) in inputs.iter().zip(g.input_types()) {
+        if t.ndim() != 0 {
+            return Err(GraphError::invalid(op, "inner graph inputs must be 0-d"));
+        }
+        if v.dtype() != t.dtype {
+            return Err(GraphError::dtype(op, v, t.dtype.to_string()));
+        }
+    }
+    for node in crate::fgraph::toposort(g.outputs()) {
+        if !matches!(node.op(), Some(Op::Elemwise(_))) {
+            return Err(GraphError::invalid(
+                op,
+                "inner graphs may only hold elementwise ops",
+            ));
+        }
+    }
+    let shape = broadcast_static(op, inputs)?;
+    Ok(g.outputs()
+        .iter()
+        .map(|o| TensorType {
+            dtype: o.dtype(),
+            shape: shape.clone(),
+        })
+        .collect())
+}
+
 /// Infers the output types of `op` applied to `inputs`, or explains why it cannot apply.
 pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
     match op {
         Op::Elemwise(s) => elemwise(op, *s, inputs),
         Op::Reduce { op: r, axes } => {
             arity(op, inputs, 1)?;
-            let x = &inputs[0];
-            for (i, &a) in axes.iter().enumerate() {
-                axis_in(op, a, x.ndim())?;
-                if i > 0 && axes[i - 1] >= a {
-                    return Err(GraphError::invalid(op, "axes must be sorted and unique"));
-                }
-            }
-            let shape = x
-                .ty()
-                .shape
-                .iter()
-                .enumerate()
-                .filter(|(d, _)| !axes.contains(d))
-                .map(|(_, s)| *s)
-                .collect();
-            one(TensorType {
-                dtype: r.output_dtype(x.dtype()),
-                shape,
-            })
+            one(reduce_type(op, *r, axes, inputs[0].ty())?)
         }
         Op::ArgReduce { axis, .. } => {
             arity(op, inputs, 1)?;
@@ -679,32 +718,13 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             check_fits(op, y, &take_shape(x, i, *axis))?;
             one(x.ty().clone())
         }
-        Op::Composite(g) => {
-            arity(op, inputs, g.input_types().len())?;
-            for (v, t) in inputs.iter().zip(g.input_types()) {
-                if t.ndim() != 0 {
-                    return Err(GraphError::invalid(op, "inner graph inputs must be 0-d"));
-                }
-                if v.dtype() != t.dtype {
-                    return Err(GraphError::dtype(op, v, t.dtype.to_string()));
-                }
-            }
-            for node in crate::fgraph::toposort(g.outputs()) {
-                if !matches!(node.op(), Some(Op::Elemwise(_))) {
-                    return Err(GraphError::invalid(
-                        op,
-                        "inner graphs may only hold elementwise ops",
-                    ));
-                }
-            }
-            let shape = broadcast_static(op, inputs)?;
-            Ok(g.outputs()
-                .iter()
-                .map(|o| TensorType {
-                    dtype: o.dtype(),
-                    shape: shape.clone(),
-                })
-                .collect())
+        Op::Composite(g) => composite_types(op, g, inputs),
+        Op::FusedReduce { op: r, axes, body } => {
+            let program = composite_types(op, body, inputs)?;
+            let [value] = program.as_slice() else {
+                return Err(GraphError::invalid(op, "the program must have one output"));
+            };
+            one(reduce_type(op, *r, axes, value)?)
         }
         Op::GradMarker(m) => {
             let n = if *m == crate::GradMarker::Clip { 3 } else { 1 };

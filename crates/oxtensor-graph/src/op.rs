@@ -109,6 +109,19 @@ pub enum Op {
     /// it elementwise with `Elemwise`'s broadcasting rules. Fusion builds these so a chain of
     /// elementwise ops makes one pass over memory; each output is one of the inner outputs.
     Composite(FrozenGraph),
+    /// A reduction of an elementwise program, computed in one pass that never stores the
+    /// program's value: `Reduce { op, axes }` applied to the single output of
+    /// `Composite(body)` on the inputs. The fusion pass builds it where a reduction is the only
+    /// reader of an elementwise node, so every backend runs the same decision (and printing
+    /// shows it).
+    FusedReduce {
+        /// What to combine with.
+        op: ReduceOp,
+        /// The reduced axes of the program's (broadcast) value.
+        axes: Axes,
+        /// The elementwise program, as a `Composite`'s inner graph with one output.
+        body: FrozenGraph,
+    },
     /// The identity on input 0 that only changes how gradients flow through it (`zero_grad`,
     /// `disconnected_grad`, `grad_clip`). `Clip` takes `(x, lo, hi)` with 0-d bounds; the others
     /// take `(x)`. A view; rewrites may drop it once gradients are built.
@@ -250,6 +263,7 @@ impl Op {
             | Op::Take { .. }
             | Op::IncTake { .. }
             | Op::GradMarker(_)
+            | Op::FusedReduce { .. }
             | Op::MatMul => 1,
         }
     }
@@ -366,6 +380,16 @@ impl fmt::Display for Op {
                     .map(crate::frozen::render_scalar)
                     .collect();
                 write!(f, "Composite{{{}}}", exprs.join(", "))
+            }
+            Op::FusedReduce { op, axes, body } => {
+                let exprs: Vec<String> = body
+                    .outputs()
+                    .iter()
+                    .map(crate::frozen::render_scalar)
+                    .collect();
+                write!(f, "{}{{axes=", op.name())?;
+                fmt_axes(f, axes)?;
+                write!(f, ", of={}}}", exprs.join(", "))
             }
             Op::MatMul => write!(f, "MatMul"),
             Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),

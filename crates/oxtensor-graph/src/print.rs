@@ -29,7 +29,7 @@ struct Printer {
     ids: FxHashMap<u64, String>,
     opts: PrintOptions,
     out: String,
-    /// Nodes with inner graphs met (Composite, OpFromGraph, IfElse), whose inner graphs are
+    /// Nodes with inner graphs met (Composite, FusedReduce, OpFromGraph, IfElse), whose inner graphs are
     /// printed after the outer graph.
     inner: Vec<Var>,
 }
@@ -79,7 +79,10 @@ impl Printer {
         if fresh
             && matches!(
                 v.owner(),
-                Some((Op::Composite(_) | Op::OpFromGraph(_) | Op::IfElse(_), _))
+                Some((
+                    Op::Composite(_) | Op::FusedReduce { .. } | Op::OpFromGraph(_) | Op::IfElse(_),
+                    _
+                ))
             )
         {
             self.inner.push(v.clone());
@@ -159,7 +162,7 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
         let (text, _) = p.head(&v);
         let _ = writeln!(p.out, "\n{text}");
         match v.owner() {
-            Some((Op::Composite(g), _)) => {
+            Some((Op::Composite(g) | Op::FusedReduce { body: g, .. }, _)) => {
                 for o in g.outputs() {
                     p.walk(o, "", " ← ", 0);
                 }

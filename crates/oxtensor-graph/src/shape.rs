@@ -70,6 +70,20 @@ fn node_dims(
                 .collect::<Result<_, _>>()?;
             Ok(vec![dims; outputs.len()])
         }
+        Op::FusedReduce { axes, .. } => {
+            let rank = inputs.first().map_or(0, Var::ndim);
+            let dims = (0..rank)
+                .filter(|d| !axes.contains(d))
+                .enumerate()
+                .map(
+                    |(j, d)| match inputs.iter().position(|v| v.ty().shape[d] != Some(1)) {
+                        Some(k) => own(out, j, ins[k][d].clone()),
+                        None => Ok(Var::int_constant(1)),
+                    },
+                )
+                .collect::<Result<_, _>>()?;
+            single(dims)
+        }
         Op::Reduce { axes, .. } => single(
             ins[0]
                 .iter()

@@ -52,17 +52,15 @@ pub(crate) type ReduceFn = unsafe extern "C" fn(
 pub(crate) enum Step {
     /// An elementwise kernel.
     Elemwise(ElemFn),
-    /// A reduction kernel over `axes`, computing `producer` inside when fused.
+    /// A reduction kernel over `axes`.
     Reduce {
         /// The kernel.
         f: ReduceFn,
         /// The reduced axes.
         axes: Axes,
-        /// The fused elementwise producer.
-        producer: Option<Arc<Node>>,
+        /// True for a `FusedReduce`, whose kernel computes its program on the node's inputs.
+        fused: bool,
     },
-    /// A producer fused into its reduction: its inputs are kept for the reduction.
-    Fused,
 }
 
 /// How the executor runs the node at one position of the schedule.
@@ -72,14 +70,13 @@ enum Kernel {
     /// An elementwise kernel, the node's cost per element ([`element_cost`]), and the layout
     /// of its last call.
     Elemwise(ElemFn, usize, LastLayout<ElemLayout>),
-    /// A producer fused into its reduction: its inputs are kept for the reduction.
-    Fused,
-    /// A reduction kernel, with the schedule position of its fused producer and the layout of
-    /// its last call.
+    /// A reduction kernel, whether it computes a fused program (see [`Step::Reduce`]), its
+    /// cost per reduced element ([`element_cost`]) and the layout of its last call.
     Reduce {
         f: ReduceFn,
         axes: Axes,
-        producer: Option<(usize, Arc<Node>)>,
+        fused: bool,
+        cost: usize,
         last: LastLayout<ReduceLayout>,
     },
 }
@@ -151,8 +148,6 @@ pub struct NativeExecutable {
     kernels: Vec<Kernel>,
     /// Keeps the kernels' code mapped while the function pointers in `steps` may be called.
     _library: Option<Arc<Library>>,
-    /// What a fused producer's slot holds (nothing reads it).
-    placeholder: Tensor,
     /// The compiled bodies of its inner-graph nodes.
     inner: InnerBodies,
     parallel: bool,
@@ -210,7 +205,8 @@ fn alloc(
     Some((outs, ptrs))
 }
 
-/// The cost of one element of an elementwise node, in additions (the sum of its scalar ops'
+/// The cost of one element of an elementwise node (or of a fused reduction's program), in
+/// additions (the sum of its scalar ops'
 /// [`ScalarOp::cost`](oxtensor_graph::ScalarOp::cost)): how much work a loop over its elements
 /// is, when deciding whether to split it across threads.
 fn element_cost(node: &Node) -> usize {
@@ -219,7 +215,9 @@ fn element_cost(node: &Node) -> usize {
         _ => 0,
     };
     match node.op() {
-        Some(Op::Composite(g)) => toposort(g.outputs()).iter().map(|n| of(n)).sum::<usize>(),
+        Some(Op::Composite(g) | Op::FusedReduce { body: g, .. }) => {
+            toposort(g.outputs()).iter().map(|n| of(n)).sum::<usize>()
+        }
         _ => of(node),
     }
     .max(1)
@@ -233,21 +231,16 @@ impl NativeExecutable {
         inner: InnerBodies,
         parallel: bool,
     ) -> NativeExecutable {
-        let position: FxHashMap<u64, usize> = plan
-            .schedule()
-            .enumerate()
-            .map(|(i, n)| (n.id(), i))
-            .collect();
         let kernels = plan
             .schedule()
             .map(|n| match steps.remove(&n.id()) {
                 None => Kernel::Interp,
                 Some(Step::Elemwise(f)) => Kernel::Elemwise(f, element_cost(n), LastLayout::new()),
-                Some(Step::Fused) => Kernel::Fused,
-                Some(Step::Reduce { f, axes, producer }) => Kernel::Reduce {
+                Some(Step::Reduce { f, axes, fused }) => Kernel::Reduce {
                     f,
                     axes,
-                    producer: producer.and_then(|p| position.get(&p.id()).map(|&i| (i, p))),
+                    fused,
+                    cost: element_cost(n),
                     last: LastLayout::new(),
                 },
             })
@@ -256,7 +249,6 @@ impl NativeExecutable {
             plan,
             kernels,
             _library: library,
-            placeholder: Tensor::scalar(false),
             inner,
             parallel,
         }
@@ -351,19 +343,19 @@ impl NativeExecutable {
         Ok(outs)
     }
 
-    /// The layout of a reduction over `axes` of `operands` (the producer's inputs when
-    /// fused), or `None` when their shapes do not fit.
+    /// The layout of a reduction over `axes` of `operands` (the program's inputs when
+    /// `fused`, which broadcast as the inputs of `node`), or `None` when their shapes do not fit.
     fn reduce_layout(
         axes: &[usize],
         operands: &[&Tensor],
-        producer: Option<&Node>,
+        node: &Node,
+        fused: bool,
     ) -> Option<ReduceLayout> {
-        let space = match producer {
-            Some(p) => {
-                let types: Vec<_> = p.inputs().iter().map(|v| v.ty().clone()).collect();
-                Space::elemwise(operands, &types)
-            }
-            None => Space::of(operands.first()?),
+        let space = if fused {
+            let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
+            Space::elemwise(operands, &types)
+        } else {
+            Space::of(operands.first()?)
         }?;
         if !axes.iter().all(|&a| a < space.shape.len()) {
             return None;
@@ -379,34 +371,26 @@ impl NativeExecutable {
         Some(ReduceLayout { walk, out_shape })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Runs a reduction kernel on `args` (the reduced value, or a fused program's inputs).
     fn reduce(
         &self,
-        f: ReduceFn,
-        axes: &[usize],
+        (f, axes, fused, cost): (ReduceFn, &[usize], bool, usize),
         last: &LastLayout<ReduceLayout>,
         node: &Node,
-        x: &Tensor,
-        producer: Option<(&Node, &[Tensor])>,
+        args: &[&Tensor],
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        let fallback = || match producer {
-            Some((p, inputs)) => {
-                let refs: Vec<&Tensor> = inputs.iter().collect();
-                let value = eval_node(p, &refs)?;
-                let refs: Vec<&Tensor> = value.iter().collect();
-                eval_node(node, &refs)
-            }
-            None => eval_node(node, &[x]),
+        let fallback = || eval_node(node, args);
+        let op = match node.op() {
+            Some(&Op::Reduce { op, .. } | &Op::FusedReduce { op, .. }) => op,
+            _ => return fallback(),
         };
-        let operands: Vec<&Tensor> = match producer {
-            Some((_, inputs)) => inputs.iter().collect(),
-            None => vec![x],
+        let operands = if fused {
+            args
+        } else {
+            &args[..args.len().min(1)]
         };
-        let Some(&Op::Reduce { op, .. }) = node.op() else {
-            return fallback();
-        };
-        let kept = last.get(&operands, || {
-            Self::reduce_layout(axes, &operands, producer.map(|(p, _)| p))
+        let kept = last.get(operands, || {
+            Self::reduce_layout(axes, operands, node, fused)
         });
         let Some(kept) = kept else {
             return fallback();
@@ -432,8 +416,8 @@ impl NativeExecutable {
             .collect();
         let n_out = rw.kept.dims.iter().product::<i64>() as usize;
         let per_out = rw.reduced.dims.iter().product::<i64>() as usize;
-        // The work per output: its reduced elements, each computing the fused producer.
-        let cost = per_out.saturating_mul(producer.map_or(1, |(p, _)| element_cost(p)));
+        // The work per output: its reduced elements, each computing the fused program.
+        let cost = per_out.saturating_mul(cost);
         let threads = rayon::current_num_threads();
         if self.parallel && threads > 1 && n_out < threads && cost > PARALLEL_THRESHOLD {
             let sizes: Vec<usize> = operands.iter().map(|t| t.dtype().size()).collect();
@@ -568,12 +552,7 @@ unsafe fn call_reduce(
 
 impl NativeExecutable {
     /// Runs one node: its kernel, or the interpreter's for small arrays and nodes without one.
-    /// `pending` holds the inputs of fused producers until their reduction runs.
-    fn step(
-        &self,
-        call: Call<'_>,
-        pending: &mut SmallVec<[(usize, Vec<Tensor>); 2]>,
-    ) -> Result<Vec<Tensor>, RuntimeError> {
+    fn step(&self, call: Call<'_>) -> Result<Vec<Tensor>, RuntimeError> {
         let Call {
             index,
             node,
@@ -582,36 +561,20 @@ impl NativeExecutable {
         } = call;
         let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
         // Every node with a kernel runs it, however small its arrays: the layout is kept
-        // between calls (`LastLayout`), so even on a few elements the C call is the cheaper one,
-        // and a fused producer is always left to its reduction.
+        // between calls (`LastLayout`), so even on a few elements the C call is the cheaper one.
         match kernel {
             Kernel::Interp => match self.inner.run(node, args) {
                 Some(result) => result,
                 None => eval_node(node, args),
             },
             Kernel::Elemwise(f, cost, last) => self.elemwise((*f, *cost, last), node, args, donor),
-            Kernel::Fused => {
-                pending.push((index, args.iter().map(|t| (*t).clone()).collect()));
-                Ok(vec![self.placeholder.clone(); node.types().len()])
-            }
             Kernel::Reduce {
                 f,
                 axes,
-                producer,
+                fused,
+                cost,
                 last,
-            } => {
-                let Some(x) = args.first() else {
-                    return eval_node(node, args);
-                };
-                let fused = producer.as_ref().and_then(|(p, n)| {
-                    let at = pending.iter().position(|(i, _)| i == p)?;
-                    Some((n, pending.swap_remove(at).1))
-                });
-                match fused {
-                    Some((p, inputs)) => self.reduce(*f, axes, last, node, x, Some((p, &inputs))),
-                    None => self.reduce(*f, axes, last, node, x, None),
-                }
-            }
+            } => self.reduce((*f, axes, *fused, *cost), last, node, args),
         }
     }
 }
@@ -622,9 +585,7 @@ impl Executable for NativeExecutable {
         values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        let mut pending = SmallVec::new();
-        self.plan
-            .execute(values, times, |call| self.step(call, &mut pending))
+        self.plan.execute(values, times, |call| self.step(call))
     }
 
     fn schedule(&self) -> Vec<Arc<Node>> {

@@ -4,10 +4,10 @@
 //! [`NativeBackend`] implements [`oxtensor_runtime::Backend`]. Compiling a graph:
 //!
 //! 1. **Lowering** decides which nodes become C kernels: every `Elemwise` and `Composite`
-//!    node (a Composite's inner scalar program is inlined into one loop body), and every
-//!    `Reduce` (sum, prod, max, min, all, any over any axes), with its elementwise producer
-//!    computed inside the reduction when the reduction is that value's only use. Nodes whose
-//!    inputs are statically tiny run on the interpreter and get no C.
+//!    node (a Composite's inner scalar program is inlined into one loop body), every
+//!    `Reduce` (sum, prod, max, min, all, any over any axes), and every `FusedReduce` (the
+//!    fusion pass's decision that a reduction computes its elementwise program inside its
+//!    loop). Nodes whose inputs are statically tiny run on the interpreter and get no C.
 //! 2. **Code generation** writes, per kernel, only what differs between kernels: a vectorised
 //!    loop over one block of unit-stride operands (equal kernels emitted once). Shared
 //!    drivers walk the strided space run by run and hand each block its operands (the data

@@ -1,11 +1,11 @@
-//! Lowering a function graph to kernels: which nodes run as generated C, and which
-//! elementwise producers are computed inside the reduction that consumes them.
+//! Lowering a function graph to kernels: which nodes run as generated C. Which elementwise
+//! programs run inside a reduction is the graph's decision (`FusedReduce` nodes, built by the
+//! fusion pass); lowering follows it.
 
 use crate::emit::{KernelSource, Program};
 use oxtensor_data::DType;
 use oxtensor_graph::{Axes, FunctionGraph, Node, Op, ReduceOp, Var};
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::Arc;
+use rustc_hash::FxHashMap;
 
 /// A kernel of the translation unit.
 pub(crate) enum Kernel {
@@ -49,11 +49,9 @@ pub(crate) enum Assign {
         kernel: usize,
         /// The reduced axes.
         axes: Axes,
-        /// The elementwise node computed inside the reduction, whose inputs are the kernel's.
-        producer: Option<Arc<Node>>,
+        /// True for a `FusedReduce`, whose inputs are its program's.
+        fused: bool,
     },
-    /// Nothing: an elementwise producer computed by the reduction that consumes it.
-    Fused,
 }
 
 /// The kernels of a graph (in schedule order) and how each node runs; nodes not listed run
@@ -63,14 +61,6 @@ pub(crate) struct Lowered {
     pub kernels: Vec<Kernel>,
     /// By node id.
     pub assign: FxHashMap<u64, Assign>,
-}
-
-/// A reduction found while lowering, before kernels are numbered.
-struct Reduction {
-    op: ReduceOp,
-    axes: Axes,
-    input: DType,
-    fused: Option<(Arc<Node>, Program)>,
 }
 
 /// The program of an elementwise node, if C can compute it.
@@ -89,9 +79,9 @@ fn program(node: &Node) -> Option<Program> {
 /// shape of fewer than `below` elements: it runs on the interpreter's kernel (see
 /// [`crate::NativeConfig::interpret_below`]), so it needs no C. A Composite always gets C: the
 /// interpreter evaluates its inner ops one kernel call at a time, which on a few elements
-/// costs several times the whole C call.
+/// costs several times the whole C call; so does a `FusedReduce`.
 fn tiny(node: &Node, below: usize) -> bool {
-    !matches!(node.op(), Some(Op::Composite(_)))
+    !matches!(node.op(), Some(Op::Composite(_) | Op::FusedReduce { .. }))
         && node.inputs().iter().all(|v| {
             v.ty()
                 .shape
@@ -101,87 +91,60 @@ fn tiny(node: &Node, below: usize) -> bool {
         })
 }
 
-/// Decides the kernels of `graph`.
+/// The reduction kernel of a `Reduce` or `FusedReduce` node, if C can compute it.
+fn reduction(node: &Node) -> Option<(Kernel, Axes, bool)> {
+    match node.op()? {
+        Op::Reduce { op, axes } => {
+            let input = node.inputs().first()?.dtype();
+            let kernel = Kernel::Reduce {
+                op: *op,
+                input,
+                fused: None,
+            };
+            Some((kernel, axes.clone(), false))
+        }
+        Op::FusedReduce { op, axes, body } => {
+            let kernel = Kernel::Reduce {
+                op: *op,
+                input: body.outputs().first()?.dtype(),
+                fused: Some(Program::composite(body)?),
+            };
+            Some((kernel, axes.clone(), true))
+        }
+        _ => None,
+    }
+}
+
+/// Decides the kernels of `graph`, in schedule order.
 ///
-/// Every `Elemwise` and `Composite` node C can compute gets a loop; every `Reduce` gets a
-/// reduction; except single ops whose inputs are all statically smaller than
-/// `interpret_below` elements (0-d arithmetic on scalars, say), which run on the interpreter.
-/// A reduction whose input is the only output of such a node, used nowhere else
-/// (not by another node, not as a graph output), computes that node's program inside its
-/// loop, so the elementwise result is never stored. Everything else (including `DimShuffle`,
-/// which is a view: its strides are all a consuming kernel needs) runs in the interpreter.
+/// Every `Elemwise` and `Composite` node C can compute gets a loop, and every `Reduce` and
+/// `FusedReduce` a reduction (a `FusedReduce` computes its program inside the loop, so the
+/// program's value is never stored); except single ops whose inputs are all statically
+/// smaller than `interpret_below` elements (0-d arithmetic on scalars, say), which run on the
+/// interpreter. Everything else (including `DimShuffle`, which is a view: its strides are all
+/// a consuming kernel needs) runs in the interpreter.
 pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
-    let outputs: FxHashSet<&Var> = graph.outputs().iter().collect();
-    let mut programs: FxHashMap<u64, Program> = FxHashMap::default();
-    let mut reductions: FxHashMap<u64, Reduction> = FxHashMap::default();
+    let mut kernels = Vec::new();
+    let mut assign = FxHashMap::default();
     for node in graph.toposort() {
         if tiny(node, interpret_below) {
             continue;
         }
-        if let Some(p) = program(node) {
-            programs.insert(node.id(), p);
-            continue;
-        }
-        let Some(Op::Reduce { op, axes }) = node.op() else {
-            continue;
-        };
-        let Some(x) = node.inputs().first() else {
-            continue;
-        };
-        let producer = x.owner().and(Some(x.node()));
-        let fusable = producer.is_some_and(|p| {
-            p.types().len() == 1
-                && programs.contains_key(&p.id())
-                && graph.clients(x).len() == 1
-                && !outputs.contains(x)
-        });
-        let fused = match producer {
-            Some(p) if fusable => programs.remove(&p.id()).map(|prog| (p.clone(), prog)),
-            _ => None,
-        };
-        let reduction = Reduction {
-            op: *op,
-            axes: axes.clone(),
-            input: x.dtype(),
-            fused,
-        };
-        reductions.insert(node.id(), reduction);
-    }
-    let mut kernels = Vec::new();
-    let mut assign = FxHashMap::default();
-    for node in graph.toposort() {
-        if let Some(p) = programs.remove(&node.id()) {
-            assign.insert(
-                node.id(),
-                Assign::Elemwise {
-                    kernel: kernels.len(),
-                },
-            );
-            kernels.push(Kernel::Elemwise(p));
-        } else if let Some(r) = reductions.remove(&node.id()) {
-            let Reduction {
-                op,
+        let index = kernels.len();
+        let (kernel, how) = if let Some(p) = program(node) {
+            (Kernel::Elemwise(p), Assign::Elemwise { kernel: index })
+        } else if let Some((k, axes, fused)) = reduction(node) {
+            let how = Assign::Reduce {
+                kernel: index,
                 axes,
-                input,
                 fused,
-            } = r;
-            let (producer, fused) = match fused {
-                Some((p, prog)) => {
-                    assign.insert(p.id(), Assign::Fused);
-                    (Some(p), Some(prog))
-                }
-                None => (None, None),
             };
-            assign.insert(
-                node.id(),
-                Assign::Reduce {
-                    kernel: kernels.len(),
-                    axes,
-                    producer,
-                },
-            );
-            kernels.push(Kernel::Reduce { op, input, fused });
-        }
+            (k, how)
+        } else {
+            continue;
+        };
+        assign.insert(node.id(), how);
+        kernels.push(kernel);
     }
     Lowered { kernels, assign }
 }

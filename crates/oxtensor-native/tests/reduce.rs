@@ -188,8 +188,9 @@ fn large_full_reductions_split_across_threads() {
     }
 }
 
-/// A reduction of an elementwise node used nowhere else computes it inside its loop (the
-/// generated code has a fused value function), with broadcasting operands; results equal the
+/// A `FusedReduce` (the fusion pass's decision for a reduction of an elementwise node used
+/// nowhere else) computes its program inside its loop (the generated code has a fused value
+/// function), with broadcasting operands; results equal the
 /// interpreter's. Row-wise logsumexp (W3) is the example.
 #[test]
 fn fused_producers() {
@@ -224,7 +225,15 @@ fn fused_producers() {
         false,
     )
     .expect("prod");
-    let outputs = [lse.clone(), csum.clone(), cmax.clone(), kprod.clone()];
+    // The fusion pass decides which reductions compute their producer.
+    let (outputs, _) =
+        oxtensor_rewrite::rules::fuse(&[lse, csum, cmax, kprod]).expect("the fusion pass");
+    let fused_reduces = outputs
+        .iter()
+        .flat_map(|o| oxtensor_graph::toposort(std::slice::from_ref(o)))
+        .filter(|n| matches!(n.op(), Some(oxtensor_graph::Op::FusedReduce { .. })))
+        .count();
+    assert_eq!(fused_reduces, 4);
     let g =
         FunctionGraph::new(vec![x.clone(), r.clone(), k.clone()], outputs.to_vec()).expect("graph");
     let source = backend().generate(&g);

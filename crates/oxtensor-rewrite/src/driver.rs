@@ -385,6 +385,13 @@ impl Sweep<'_, '_> {
         let new_op = match op {
             _ if self.stop.is_some() => None,
             Op::Composite(g) => self.rewrite_inner(g, true)?.map(Op::Composite),
+            Op::FusedReduce { op, axes, body } => {
+                self.rewrite_inner(body, true)?.map(|body| Op::FusedReduce {
+                    op: *op,
+                    axes: axes.clone(),
+                    body,
+                })
+            }
             Op::OpFromGraph(o) => self.rewrite_inner(&o.body, false)?.map(|body| {
                 Op::OpFromGraph(Arc::new(OpFromGraph {
                     body,

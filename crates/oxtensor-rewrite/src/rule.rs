@@ -131,6 +131,8 @@ pub enum OpKind {
     GradMarker,
     /// [`Op::Composite`].
     Composite,
+    /// [`Op::FusedReduce`].
+    FusedReduce,
     /// [`Op::MatMul`].
     MatMul,
     /// [`Op::OpFromGraph`].
@@ -163,6 +165,7 @@ impl OpKind {
             Op::IncTake { .. } => OpKind::IncTake,
             Op::GradMarker(_) => OpKind::GradMarker,
             Op::Composite(_) => OpKind::Composite,
+            Op::FusedReduce { .. } => OpKind::FusedReduce,
             Op::MatMul => OpKind::MatMul,
             Op::OpFromGraph(_) => OpKind::OpFromGraph,
             Op::IfElse(_) => OpKind::IfElse,

@@ -1,7 +1,7 @@
 //! Elementwise fusion through the facade: `FAST_RUN` compiles elementwise graphs to Composite
 //! nodes whose values equal the unfused (`FAST_COMPILE`) function's, for every layout.
 
-use oxtensor::oxtensor_graph::{FunctionGraph, Op, ScalarOp, toposort};
+use oxtensor::oxtensor_graph::{FunctionGraph, Op, ReduceOp, ScalarOp, toposort};
 use oxtensor::{DType, Function, Mode, OnUnusedInput, Tensor, Var, function, matrix, tensor};
 use proptest::prelude::*;
 
@@ -170,8 +170,10 @@ fn shared_intermediates_are_not_duplicated() {
     assert_eq!(exps, 1, "{}", f.dprint(Default::default()));
 }
 
+/// The fusion pass makes a reduction of a fused expression one `FusedReduce` node, which both
+/// backends run in one pass and `debugprint` shows with its program.
 #[test]
-fn reduction_of_a_fused_expression_stays_a_reduce_of_a_composite() {
+fn reduction_of_a_fused_expression_becomes_one_fused_reduce() {
     let x = matrix("x", DType::F64);
     let y = matrix("y", DType::F64);
     let s = w2(&x, &y).sum(None);
@@ -181,9 +183,38 @@ fn reduction_of_a_fused_expression_stays_a_reduce_of_a_composite() {
     ];
     let f = check(&[x, y], &[s], &args);
     let ops = ops(&f);
-    assert_eq!(ops.len(), 2);
-    assert!(matches!(ops[0], Op::Composite(_)));
-    assert!(matches!(ops[1], Op::Reduce { .. }));
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    let Op::FusedReduce { op, axes, body } = &ops[0] else {
+        panic!("expected a FusedReduce, got {:?}", ops[0]);
+    };
+    assert_eq!((*op, axes.as_slice()), (ReduceOp::Sum, &[0, 1][..]));
+    assert_eq!(body.input_types().len(), 2);
+    let printed = f.dprint(Default::default());
+    assert!(printed.starts_with("Sum{axes=(0, 1), of="), "{printed}");
+    assert!(printed.contains("Inner graphs:"), "{printed}");
+}
+
+/// A reduction of a value that is also read elsewhere (here, a graph output) stays a `Reduce`:
+/// the value is stored anyway.
+#[test]
+fn a_reduction_of_a_stored_value_is_not_fused() {
+    let x = matrix("x", DType::F64);
+    let e = x.exp();
+    let args = [Tensor::from_slice(&pseudo_random(12, 6), &[3, 4]).unwrap()];
+    let f = check(
+        std::slice::from_ref(&x),
+        &[e.clone(), e.sum(Some(&[1]))],
+        &args,
+    );
+    let ops = ops(&f);
+    assert!(
+        ops.iter().any(|o| matches!(o, Op::Reduce { .. })),
+        "{ops:?}"
+    );
+    assert!(
+        !ops.iter().any(|o| matches!(o, Op::FusedReduce { .. })),
+        "{ops:?}"
+    );
 }
 
 /// A random elementwise expression over `x` and `y` (vectors), `depth` levels deep.

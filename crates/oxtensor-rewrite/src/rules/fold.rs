@@ -38,6 +38,7 @@ fn foldable(op: &Op) -> bool {
         | Op::Take { .. }
         | Op::IncTake { .. }
         | Op::Composite(_)
+        | Op::FusedReduce { .. }
         | Op::GradMarker(_)
         | Op::MatMul
         | Op::OpFromGraph(_)

@@ -34,9 +34,9 @@
 //! and no path through other nodes leads from one to the other, which would make the merged
 //! unit its own predecessor (the search is bounded, and gives up by not merging). Constants are
 //! not shared reads. A group whose only value read outside it feeds only a reduction is not
-//! merged with a sibling it merely shares inputs with: the backends run such a pair as one pass
+//! merged with a sibling it merely shares inputs with: reduction fusion makes such a pair one pass
 //! that never stores the group's value, which a second output of its Composite would force
-//! them to. (Groups that pass values to each other are merged anyway: those values would be
+//! it to. (Groups that pass values to each other are merged anyway: those values would be
 //! stored otherwise.) Array-valued groups are merged before scalar ones. A merged group's
 //! Composite has an output for each of its values that is read outside it or is a graph
 //! output. A group of one `Elemwise` node stays that node. Groups are rebuilt in an order of
@@ -48,9 +48,14 @@
 //! `// f(g(x), y) == Composite{f(g(i0), i1)}(x, y)`: the members' ops are applied to 0-d
 //! placeholders, one per distinct outer input; constants that hold one value and broadcast
 //! like scalars go inside as 0-d constants (looking through the `DimShuffle` padding their
-//! rank); nested Composites are inlined. A `Reduce` of a fused node stays a `Reduce` of a
-//! `Composite` (backends fuse the pair).
+//! rank); nested Composites are inlined.
+//!
+//! # Reductions
+//!
+//! Last, a `Reduce` that is the only reader of an elementwise node becomes one `FusedReduce`
+//! over that node's inputs ([`super::fused_reduce`]), so no backend stores the value.
 
+use super::fused_reduce::fuse_reductions;
 use crate::RewriteError;
 use crate::driver::{PassStats, StopReason};
 use crate::pattern::dimshuffle;
@@ -228,7 +233,7 @@ fn merge_groups(
 }
 
 /// True when the group of `members` has one value read outside it, not a graph output, read
-/// only by a `Reduce` (which the backends fuse with the group's Composite).
+/// only by a `Reduce` (which reduction fusion joins with the group's Composite).
 fn feeds_a_reduction(
     g: &Graph,
     users: &[Vec<usize>],
@@ -522,8 +527,9 @@ fn rebuild_error(source: oxtensor_graph::GraphError) -> RewriteError {
 }
 
 /// Fuses the elementwise groups of the graph of `outputs` (see the module documentation);
-/// returns the new outputs, in order, and what happened (hits of `elemwise_fusion`: one per
-/// Composite built).
+/// then fuses reductions with their producers; returns the new outputs, in order, and what
+/// happened (hits of `elemwise_fusion`: one per Composite built; of `reduction_fusion`: one per
+/// `FusedReduce`).
 pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let order = toposort(outputs);
     let index = order.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
@@ -552,10 +558,14 @@ pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let Some(rebuild) = rebuild else {
         unreachable!("the pass without merged groups always completes")
     };
-    let new_outputs: Vec<Var> = outputs.iter().map(|o| rebuild.new_var(o)).collect();
+    let fused_outputs: Vec<Var> = outputs.iter().map(|o| rebuild.new_var(o)).collect();
+    let (new_outputs, reductions) = fuse_reductions(&fused_outputs)?;
     let mut hits = IndexMap::new();
     if rebuild.fused > 0 {
         hits.insert("elemwise_fusion", rebuild.fused);
+    }
+    if reductions > 0 {
+        hits.insert("reduction_fusion", reductions);
     }
     let stats = PassStats {
         sweeps: 1,

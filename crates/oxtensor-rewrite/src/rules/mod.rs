@@ -5,6 +5,7 @@
 
 mod algebra;
 mod fold;
+mod fused_reduce;
 mod fusion;
 mod layout;
 mod products;

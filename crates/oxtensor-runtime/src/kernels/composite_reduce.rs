@@ -28,12 +28,55 @@ use super::reduce::{
 use super::{KernelCtx, PARALLEL_THRESHOLD, eval};
 use crate::KernelError;
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
-use oxtensor_graph::{Op, ReduceOp, TensorType};
+use oxtensor_graph::{FrozenGraph, Op, ReduceOp, TensorType, Var};
 use rayon::prelude::*;
 
 /// Outputs of the columns case evaluated together per block when the reduced rows are many: a
 /// block is `BLOCK / COLS` rows of them.
 const COLS: usize = 512;
+
+/// The kernel of [`Op::FusedReduce`]: `reduce` over `axes` of the program `body` (a
+/// Composite's inner graph with one output) applied elementwise to `args`, in one pass (see
+/// [`reduce_of_elemwise`]). `ctx` holds the fused node's types.
+pub fn fused_reduce(
+    reduce: ReduceOp,
+    axes: &[usize],
+    body: &FrozenGraph,
+    args: &[&Tensor],
+    ctx: &KernelCtx<'_>,
+) -> Result<Tensor, KernelError> {
+    let Some(dtype) = body.outputs().first().map(Var::dtype) else {
+        return Err(KernelError::Value(
+            "a fused reduction's program has no output".into(),
+        ));
+    };
+    // The program's value has the broadcast static shape of the inputs.
+    let ndim = ctx.input_types.first().map_or(0, TensorType::ndim);
+    let shape = (0..ndim)
+        .map(|d| {
+            let extents = ctx
+                .input_types
+                .iter()
+                .filter_map(|t| t.shape.get(d).copied());
+            let mut known = None;
+            for e in extents {
+                match e {
+                    Some(1) => known = known.or(Some(Some(1))),
+                    Some(n) => return Some(n),
+                    None => known = Some(None),
+                }
+            }
+            known.flatten()
+        })
+        .collect();
+    let value = [TensorType { dtype, shape }];
+    let producer_ctx = KernelCtx {
+        input_types: ctx.input_types,
+        output_types: &value,
+    };
+    let producer = Op::Composite(body.clone());
+    reduce_of_elemwise(&producer, 0, reduce, axes, args, &producer_ctx)
+}
 
 /// `reduce(reduce, axes, producer(args)[output])`: the reduction over `axes` (sorted, unique)
 /// of output `output` of the elementwise `producer` (an `Op::Elemwise`, or an `Op::Composite`

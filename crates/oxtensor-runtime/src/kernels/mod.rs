@@ -62,6 +62,9 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         )?),
         Op::GradMarker(_) => one(inputs[0].clone()),
         Op::Composite(g) => composite::composite(g, inputs, ctx),
+        Op::FusedReduce { op, axes, body } => one(composite_reduce::fused_reduce(
+            *op, axes, body, inputs, ctx,
+        )?),
         Op::MatMul => one(matmul::matmul(
             inputs[0],
             inputs[1],
