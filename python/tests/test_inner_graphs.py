@@ -112,3 +112,43 @@ def test_ifelse_branches_must_agree_in_dtype():
     c = pt.bscalar("c")
     with pytest.raises(TypeError, match="both branches must have the same dtype"):
         ifelse(c, pt.dvector("x"), pt.lvector("i"))
+
+
+def test_pushforward_override_is_used_by_forward_mode():
+    x, t = pt.dvector("x"), pt.dvector("t")
+    # A deliberately different forward rule (3·x·t, not 2·x·t) shows which rule Rop takes.
+    square = OpFromGraph([x], [x**2], pushforward=lambda inputs, tangents: [3 * inputs[0] * tangents[0]])
+    u, v = pt.dvector("u"), pt.dvector("v")
+    y = pt.sin(square(u))
+    jvp = oxtensor.gradient.pushforward(y, u, v)
+    g = oxtensor.grad(y.sum(), u)
+    f = function([u, v], [jvp, g])
+    uv, vv = np.array([0.5, -1.5, 2.0]), np.array([1.0, 0.25, -2.0])
+    got_jvp, got_g = f(uv, vv)
+    np.testing.assert_allclose(got_jvp, np.cos(uv**2) * 3 * uv * vv, rtol=1e-13)
+    np.testing.assert_allclose(got_g, np.cos(uv**2) * 2 * uv, rtol=1e-13)
+
+
+def test_rop_overrides_is_the_deprecated_spelling_and_lists_take_defaults():
+    x, y = pt.dvectors("x", "y")
+    with pytest.warns(FutureWarning):
+        op = OpFromGraph([x, y], [x * y, x + y], rop_overrides=[None, lambda i, t: [2 * t[0]]])
+    u, v, du, dv = pt.dvectors("u", "v", "du", "dv")
+    prod, total = op(u, v)
+    jvps = oxtensor.gradient.Rop([prod, total], [u, v], [du, dv])
+    f = function([u, v, du, dv], jvps)
+    a, b, da, db = (np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 0.5]), np.array([2.0, 1.0]))
+    got = f(a, b, da, db)
+    np.testing.assert_allclose(got[0], da * b + a * db, rtol=1e-14)  # from the graph
+    np.testing.assert_allclose(got[1], 2 * da, rtol=1e-14)  # from the override
+
+
+def test_pullback_and_lop_weight_the_outputs():
+    x = pt.dvector("x")
+    w = pt.dvector("w")
+    gx = oxtensor.gradient.pullback(pt.exp(x), x, w)
+    gl = oxtensor.gradient.Lop(pt.exp(x), x, w)
+    f = function([x, w], [gx, gl])
+    a, c = np.array([0.1, -2.0]), np.array([3.0, 0.5])
+    for got in f(a, c):
+        np.testing.assert_allclose(got, np.exp(a) * c, rtol=1e-14)

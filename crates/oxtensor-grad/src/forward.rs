@@ -29,7 +29,8 @@ use rustc_hash::FxHashMap;
 /// the pullback rules, and the graph is linear in the size of the function's graph. Through
 /// [`crate::grad_clip`] tangents pass unchanged when its bounds contain 0 (they are zeroed
 /// otherwise: the clipped pullback is differentiated at a zero cotangent);
-/// [`crate::zero_grad`] and [`crate::disconnected_grad`] stop them.
+/// [`crate::zero_grad`] and [`crate::disconnected_grad`] stop them. An `OpFromGraph` with a
+/// user-given pushforward uses it (its implicit inputs, shared variables, get no tangent).
 pub fn pushforward(outputs: &[Var], wrt: &[Var], tangents: &[Var]) -> Result<Vec<Var>, GradError> {
     if wrt.len() != tangents.len() {
         return Err(GradError::Invalid(format!(
@@ -43,6 +44,9 @@ pub fn pushforward(outputs: &[Var], wrt: &[Var], tangents: &[Var]) -> Result<Vec
         .zip(tangents)
         .map(|(w, v)| check_seed("pushforward (tangents)", w, v))
         .collect::<Result<_, _>>()?;
+    if let Some(jvps) = crate::inner::pushforward_overrides(outputs, wrt, &tangents)? {
+        return Ok(jvps);
+    }
     let placeholders: Vec<Var> = outputs
         .iter()
         .map(|o| {

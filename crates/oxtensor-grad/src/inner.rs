@@ -6,7 +6,10 @@
 use crate::error::GradError;
 use crate::rules::Term;
 use crate::util::{grad_dtype, zeros_like};
-use oxtensor_graph::{FrozenGraph, IfElse, Op, OpFromGraph, TensorType, Var};
+use oxtensor_graph::{
+    FrozenGraph, IfElse, Op, OpFromGraph, TensorType, Var, clone_replace, toposort,
+};
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// The pullback of `body` as a frozen graph: from (the body's inputs…, one cotangent per output
@@ -87,6 +90,7 @@ pub(crate) fn op_from_graph(
                 body,
                 name: Some(Arc::from(name.as_str())),
                 pullback: None,
+                pushforward: None,
                 implicit: Vec::new(),
             });
             let args: Vec<Var> = inputs.iter().chain(&cots).cloned().collect();
@@ -131,4 +135,46 @@ pub(crate) fn ifelse(
     let mut all = terms(args, grads, &wanted[1..]);
     all.insert(0, Term::Disconnected);
     Ok(all)
+}
+
+/// Forward mode through the first `OpFromGraph` node of the graph of `outputs` that has a
+/// user-given pushforward, or `None` when there is none. The node's output tangents come
+/// from its override (applied to the tangents of its explicit inputs, themselves pushed
+/// forward); its outputs are then cut from the graph (fresh variables standing for them, with
+/// those tangents), the rest is pushed forward as usual, and the cut is undone. The rest may
+/// hold more such nodes: they are handled by the same recursion.
+pub(crate) fn pushforward_overrides(
+    outputs: &[Var],
+    wrt: &[Var],
+    tangents: &[Var],
+) -> Result<Option<Vec<Var>>, GradError> {
+    let found = toposort(outputs).into_iter().find_map(|n| match n.op() {
+        Some(Op::OpFromGraph(o)) if o.pushforward.is_some() => Some((n.clone(), o.clone())),
+        _ => None,
+    });
+    let Some((node, op)) = found else {
+        return Ok(None);
+    };
+    let Some(rule) = &op.pushforward else {
+        return Ok(None);
+    };
+    let inputs = node.inputs();
+    let explicit = &inputs[..op.n_explicit()];
+    let input_tangents = crate::pushforward(explicit, wrt, tangents)?;
+    let args: Vec<Var> = inputs.iter().chain(&input_tangents).cloned().collect();
+    let output_tangents = rule.instantiate(&args)?;
+    let node_outputs: Vec<Var> = (0..node.types().len())
+        .map(|i| Var::output_of(&node, i))
+        .collect();
+    let cut: Vec<Var> = node_outputs
+        .iter()
+        .map(|o| Var::input(Some("pushforward_cut"), o.ty().clone()))
+        .collect();
+    let to_cut: FxHashMap<Var, Var> = node_outputs.iter().cloned().zip(cut.clone()).collect();
+    let rest = clone_replace(outputs, &to_cut)?;
+    let all_wrt: Vec<Var> = wrt.iter().chain(&cut).cloned().collect();
+    let all_tangents: Vec<Var> = tangents.iter().chain(&output_tangents).cloned().collect();
+    let jvps = crate::pushforward(&rest, &all_wrt, &all_tangents)?;
+    let back: FxHashMap<Var, Var> = cut.into_iter().zip(node_outputs).collect();
+    Ok(Some(clone_replace(&jvps, &back)?))
 }

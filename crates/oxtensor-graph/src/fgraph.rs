@@ -160,8 +160,8 @@ pub fn clone_replace(
         })?;
         let new_outs = Var::apply(op, &new_inputs)?;
         for (i, nv) in new_outs.into_iter().enumerate() {
-            let old = Var::output_of(&node, i);
-            map.insert(old, nv);
+            // A replaced variable stays replaced, even when its own inputs were replaced too.
+            map.entry(Var::output_of(&node, i)).or_insert(nv);
         }
     }
     Ok(outputs

@@ -24,6 +24,9 @@ pub struct OpFromGraph {
     /// A user-given gradient: a graph from `(inputs…, outputs…, output gradients…)` to one
     /// gradient per input (PyTensor's `pullback`/`lop_overrides`), frozen like the body.
     pub pullback: Option<FrozenGraph>,
+    /// A user-given forward-mode rule: a graph from `(inputs…, implicit inputs…, input
+    /// tangents…)` to one tangent per output (PyTensor's `pushforward`/`rop_overrides`).
+    pub pushforward: Option<FrozenGraph>,
     /// The shared variables the body reads, passed after the explicit inputs on every call.
     pub implicit: Vec<Var>,
 }
@@ -46,6 +49,7 @@ impl OpFromGraph {
             body: FrozenGraph::freeze(&all, outputs)?,
             name: name.map(Arc::from),
             pullback: None,
+            pushforward: None,
             implicit,
         })
     }
@@ -69,6 +73,36 @@ impl OpFromGraph {
             .cloned()
             .collect();
         self.pullback = Some(FrozenGraph::freeze(&all, grads)?);
+        Ok(self)
+    }
+
+    /// This op with a user-given forward-mode rule: `output_tangents` (one per output) are
+    /// built from `inputs` (the explicit inputs this op was made from) and `tangents` (one
+    /// variable per explicit input, standing for its tangent).
+    #[track_caller]
+    pub fn with_pushforward(
+        mut self,
+        inputs: &[Var],
+        tangents: &[Var],
+        output_tangents: &[Var],
+    ) -> Result<OpFromGraph, GraphError> {
+        if output_tangents.len() != self.body.outputs().len() {
+            return Err(GraphError::Invalid {
+                op: "OpFromGraph".into(),
+                message: format!(
+                    "the pushforward gives {} tangents for {} outputs",
+                    output_tangents.len(),
+                    self.body.outputs().len()
+                ),
+            });
+        }
+        let all: Vec<Var> = inputs
+            .iter()
+            .chain(&self.implicit)
+            .chain(tangents)
+            .cloned()
+            .collect();
+        self.pushforward = Some(FrozenGraph::freeze(&all, output_tangents)?);
         Ok(self)
     }
 

@@ -1,4 +1,5 @@
-//! Symbolic differentiation: `oxtensor._core.grad`, `jacobian` and `hessian`, forwarding to
+//! Symbolic differentiation: `oxtensor._core.grad`, `jacobian`, `hessian` and `pushforward`,
+//! forwarding to
 //! [`oxtensor::gradient`].
 
 use oxtensor::gradient::{
@@ -17,6 +18,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad, m)?)?;
     m.add_function(wrap_pyfunction!(jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(hessian, m)?)?;
+    m.add_function(wrap_pyfunction!(pushforward, m)?)?;
     Ok(())
 }
 
@@ -211,4 +213,21 @@ fn hessian(
         disconnected_inputs,
         gradient::hessian,
     )
+}
+
+/// PyTensor's `pushforward` (`Rop`): the Jacobian-vector products of `outputs` with respect to
+/// `wrt` in the directions `tangents` (one per `wrt`), one variable per output.
+#[pyfunction]
+fn pushforward(
+    py: Python<'_>,
+    outputs: &Bound<'_, PyAny>,
+    wrt: &Bound<'_, PyAny>,
+    tangents: &Bound<'_, PyAny>,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let outputs = vars(outputs, "outputs")?;
+    let wrt = vars(wrt, "wrt")?;
+    let tangents = vars(tangents, "tangents")?;
+    let jvps =
+        at_user_site(py, || gradient::pushforward(&outputs, &wrt, &tangents)).map_err(grad_err)?;
+    jvps.into_iter().map(|v| wrap(py, v)).collect()
 }

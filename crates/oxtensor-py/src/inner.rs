@@ -34,9 +34,15 @@ pub struct PyOpFromGraph {
 #[pymethods]
 impl PyOpFromGraph {
     /// Freezes the graph; with `pullback`, a gradient graph `grads` built from the inputs, the
-    /// outputs and `output_grads` (placeholders for the cotangents).
+    /// outputs and `output_grads` (placeholders for the cotangents); with `pushforward`, a
+    /// forward rule `output_tangents` built from the inputs and `tangents` (placeholders for
+    /// the inputs' tangents).
     #[new]
-    #[pyo3(signature = (inputs, outputs, name=None, output_grads=None, grads=None))]
+    #[pyo3(signature = (
+        inputs, outputs, name=None, output_grads=None, grads=None, tangents=None,
+        output_tangents=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         inputs: &Bound<'_, PyAny>,
@@ -44,12 +50,18 @@ impl PyOpFromGraph {
         name: Option<&str>,
         output_grads: Option<&Bound<'_, PyAny>>,
         grads: Option<&Bound<'_, PyAny>>,
+        tangents: Option<&Bound<'_, PyAny>>,
+        output_tangents: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyOpFromGraph> {
         let (ins, outs) = (vars(py, inputs)?, vars(py, outputs)?);
         let mut op = OpFromGraph::new(&ins, &outs, name).map_err(graph_err)?;
         if let (Some(og), Some(g)) = (output_grads, grads) {
             let (og, g) = (vars(py, og)?, vars(py, g)?);
             op = op.with_pullback(&ins, &outs, &og, &g).map_err(graph_err)?;
+        }
+        if let (Some(t), Some(ot)) = (tangents, output_tangents) {
+            let (t, ot) = (vars(py, t)?, vars(py, ot)?);
+            op = op.with_pushforward(&ins, &t, &ot).map_err(graph_err)?;
         }
         Ok(PyOpFromGraph { op: Arc::new(op) })
     }

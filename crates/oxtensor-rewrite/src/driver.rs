@@ -426,19 +426,26 @@ impl Sweep<'_, '_> {
                 })?
                 .into_vec()
         };
-        if outs.len() != 1 {
-            for (i, w) in outs.into_iter().enumerate() {
-                self.settle(Var::output_of(&node, i), w.clone());
-                self.memo.insert(w.clone(), w);
-            }
-            return Ok(());
+        // Each output is offered to the rules on its own: a rule on a multi-output node
+        // (an IfElse) replaces the output it is given, and builds the same new node for each.
+        for (i, w) in outs.into_iter().enumerate() {
+            let old = if node.types().len() == 1 {
+                v.clone()
+            } else {
+                Var::output_of(&node, i)
+            };
+            self.offer(old, w, site.clone(), stack);
         }
-        let w = outs[0].clone();
+        Ok(())
+    }
+
+    /// Settles `v`, rebuilt as `w`, to `w` or to the rules' replacement of `w` (visited next).
+    fn offer(&mut self, v: Var, w: Var, site: Arc<str>, stack: &mut Vec<Frame>) {
         if w != v
             && let Some(done) = self.memo.get(&w).cloned()
         {
             self.settle(v, done);
-            return Ok(());
+            return;
         }
         let replacement = if self.stop.is_none() {
             with_site(site, || self.try_rules(&w))
@@ -466,7 +473,6 @@ impl Sweep<'_, '_> {
                 }
             }
         }
-        Ok(())
     }
 
     /// The inner graph `g` rewritten to a fixpoint with this pass's rules, or `None` when

@@ -2,8 +2,8 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, FOLD, LAYOUT, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE, USELESS,
-    fuse,
+    ALGEBRA, BRANCHES, FOLD, LAYOUT, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE,
+    USELESS, fuse, merge_branches,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
@@ -35,9 +35,10 @@ pub struct Pass {
 /// | pass | tags | rule sets |
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
-/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape |
+/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape, branches |
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products |
-/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank |
+/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches |
+/// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
 /// A rule's tags are the pass's tags and name, its set's name, its own name and its own tags:
@@ -55,7 +56,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "canonicalize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE],
+        rule_sets: &[FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE, BRANCHES],
         graph_pass: None,
     },
     Pass {
@@ -67,8 +68,14 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "specialize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK],
+        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK, BRANCHES],
         graph_pass: None,
+    },
+    Pass {
+        name: "merge_branches",
+        tags: &["fast_run"],
+        rule_sets: &[],
+        graph_pass: Some(merge_branches),
     },
     Pass {
         name: "fusion",

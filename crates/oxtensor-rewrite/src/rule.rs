@@ -7,9 +7,11 @@ use std::mem::Discriminant;
 
 /// A rewrite rule.
 ///
-/// The driver calls `apply` on every single-output apply node whose op matches `root`, after
+/// The driver calls `apply` on every output of every apply node whose op matches `root`, after
 /// the node's inputs have been rewritten. `apply` destructures the node (the "pattern"), and
-/// returns `Some(replacement)` for a match or `None`. It must be pure: it builds new nodes (they
+/// returns `Some(replacement)` for a match or `None`. On a node with several outputs (an
+/// `IfElse`) each output is offered on its own; a rule that rebuilds the node returns that
+/// output of the new node (interning makes the new node the same for each). It must be pure: it builds new nodes (they
 /// are interned, so building is safe) but never looks at anything but the matched subgraph and
 /// the [`RuleCtx`]. The replacement must have the matched variable's dtype and rank and a static
 /// shape at least as known; the driver checks this and counts a violation as a rejected rewrite.

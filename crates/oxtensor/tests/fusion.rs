@@ -4,6 +4,9 @@
 use oxtensor::oxtensor_graph::{FunctionGraph, Op, ReduceOp, ScalarOp, toposort};
 use oxtensor::{DType, Function, Mode, OnUnusedInput, Tensor, Var, function, matrix, tensor};
 use proptest::prelude::*;
+use random_graphs::{expr, pseudo_random};
+
+mod random_graphs;
 
 /// exp(-x²)·sin(y) + log1p(|x·y|)
 fn w2(x: &Var, y: &Var) -> Var {
@@ -24,18 +27,6 @@ fn ops(f: &Function) -> Vec<Op> {
         .toposort()
         .iter()
         .filter_map(|n| n.op().cloned())
-        .collect()
-}
-
-fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            4.0 * ((s >> 11) as f64 / (1u64 << 53) as f64) - 2.0
-        })
         .collect()
 }
 
@@ -215,27 +206,6 @@ fn a_reduction_of_a_stored_value_is_not_fused() {
         !ops.iter().any(|o| matches!(o, Op::FusedReduce { .. })),
         "{ops:?}"
     );
-}
-
-/// A random elementwise expression over `x` and `y` (vectors), `depth` levels deep.
-fn expr(x: &Var, y: &Var, codes: &[u8]) -> Var {
-    let mut stack: Vec<Var> = vec![x.clone(), y.clone()];
-    for &c in codes {
-        let a = stack[stack.len() - 1].clone();
-        let b = stack[(c as usize / 8) % stack.len()].clone();
-        let v = match c % 8 {
-            0 => &a + &b,
-            1 => &a * &b,
-            2 => &a - &b,
-            3 => a.sin(),
-            4 => a.abs().log1p(),
-            5 => (-(&a * &a)).exp(),
-            6 => a.tanh() * 2.0,
-            _ => oxtensor::ops::maximum(&a, &b).unwrap(),
-        };
-        stack.push(v);
-    }
-    stack.pop().unwrap_or_else(|| x.clone())
 }
 
 proptest! {

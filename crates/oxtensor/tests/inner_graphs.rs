@@ -6,7 +6,10 @@ use oxtensor::{
     DType, Mode, OpFromGraph, Tensor, Var, function, grad_vars, ifelse, ops, scalar, shared, vector,
 };
 use oxtensor_testkit::{Tol, assert_close};
+use random_graphs::{expr, pseudo_random};
 use std::sync::Arc;
+
+mod random_graphs;
 
 fn f64s(v: &[f64]) -> Tensor {
     Tensor::from_slice(v, &[v.len()]).expect("tensor")
@@ -201,4 +204,143 @@ fn branches_of_other_static_shapes_or_dtypes() {
             .contains("both branches must have the same dtype"),
         "{err}"
     );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+    /// An `OpFromGraph` of a random expression, called twice in a row, equals the same
+    /// expression inlined: values and gradients, in both backends.
+    #[test]
+    fn random_ops_from_graph_equal_their_inlined_graphs(
+        codes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..10),
+        n in 1usize..20,
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let (x, y) = (vector("x", DType::F64), vector("y", DType::F64));
+        // `+ x·y` keeps both inputs connected whatever the random expression reads.
+        let body = expr(&x, &y, &codes) + &x * &y;
+        let op = Arc::new(OpFromGraph::new(&[x.clone(), y.clone()], &[body], None).expect("op"));
+        let (u, v) = (vector("u", DType::F64), vector("v", DType::F64));
+        let once = op.call(&[u.clone(), v.clone()]).expect("call").remove(0);
+        let called = op.call(&[once, v.clone()]).expect("call").remove(0);
+        let inl = op.inline(&[u.clone(), v.clone()]).expect("inline").remove(0);
+        let inlined = op.inline(&[inl, v.clone()]).expect("inline").remove(0);
+        let gc = grad_vars(&called.sum(None), &[u.clone(), v.clone()]).expect("grad");
+        let gi = grad_vars(&inlined.sum(None), &[u.clone(), v.clone()]).expect("grad");
+        let args = [
+            f64s(&pseudo_random(n, seed)),
+            f64s(&pseudo_random(n, seed ^ 1)),
+        ];
+        for mode in [Mode::FAST_RUN, Mode::new("interp", "fast_run").expect("mode")] {
+            let build = |outs: &[Var]| {
+                function(&[u.clone(), v.clone()], outs).mode(mode.clone()).build().expect("f")
+            };
+            let got = build(&[called.clone(), gc[0].clone(), gc[1].clone()])
+                .call(&args)
+                .expect("call");
+            let want = build(&[inlined.clone(), gi[0].clone(), gi[1].clone()])
+                .call(&args)
+                .expect("call");
+            for (k, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert_close(&format!("output {k}"), a, b, Tol::MATH_LIBRARIES.or_scaled(1e-12));
+            }
+        }
+    }
+}
+
+#[test]
+fn debugprint_shows_the_inner_graphs() {
+    let op = body_op();
+    let (u, v) = (vector("u", DType::F64), vector("v", DType::F64));
+    let call = op.call(&[u.clone(), v.clone()]).expect("call").remove(0);
+    let c = scalar("c", DType::Bool);
+    let branch = ifelse(&c, &[u.exp()], &[v.sin()])
+        .expect("ifelse")
+        .remove(0);
+    let f = function(&[u, v, c], &[call, branch])
+        .mode(Mode::FAST_COMPILE)
+        .build()
+        .expect("f");
+    let text = f.dprint(oxtensor::PrintOptions::default());
+    // The outer graph, then each node's inner graph under `Inner graphs:`, the IfElse with
+    // its two sides labelled; the body's own ops are printed over its placeholders.
+    let (outer, inner) = text
+        .split_once("Inner graphs:")
+        .expect("an inner-graph section");
+    assert!(outer.contains("bump [id A]"), "{text}");
+    assert!(outer.contains("IfElse [id"), "{text}");
+    assert!(inner.contains("\nbump [id A]"), "{text}");
+    assert!(
+        inner.contains(" then:\n") && inner.contains(" else:\n"),
+        "{text}"
+    );
+    for op in ["Exp", "Sin", "Mul", "Add", "Neg"] {
+        assert!(
+            inner.contains(op),
+            "{op} missing from the inner graphs:\n{text}"
+        );
+        assert!(
+            !outer.contains(&format!("─ {op} ")),
+            "{op} printed outside:\n{text}"
+        );
+    }
+    assert!(inner.contains("*0-<Vector(float64, shape=(?,))>"), "{text}");
+}
+
+#[test]
+fn a_pushforward_override_is_what_forward_mode_uses() {
+    // x ↦ x², with a forward rule that is deliberately 3·x·t (not 2·x·t), so the test sees
+    // which rule forward mode took; reverse mode still differentiates the body.
+    let (x, t) = (vector("x", DType::F64), vector("t", DType::F64));
+    let square = OpFromGraph::new(std::slice::from_ref(&x), &[&x * &x], Some("square"))
+        .expect("op")
+        .with_pushforward(
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&t),
+            &[&x * &t * 3.0],
+        )
+        .expect("pushforward");
+    let square = Arc::new(square);
+    let (u, v) = (vector("u", DType::F64), vector("v", DType::F64));
+    let y = square
+        .call(std::slice::from_ref(&u))
+        .expect("call")
+        .remove(0)
+        .sin();
+    let jvp = oxtensor::gradient::pushforward(
+        std::slice::from_ref(&y),
+        std::slice::from_ref(&u),
+        std::slice::from_ref(&v),
+    )
+    .expect("pushforward")
+    .remove(0);
+    let gy = grad_vars(&y.sum(None), std::slice::from_ref(&u))
+        .expect("grad")
+        .remove(0);
+    let (uv, vv) = ([0.5, -1.5, 2.0], [1.0, 0.25, -2.0]);
+    for mode in modes() {
+        let f = function(&[u.clone(), v.clone()], &[jvp.clone(), gy.clone()])
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f.call(&[f64s(&uv), f64s(&vv)]).expect("call");
+        let jvp_want: Vec<f64> = uv
+            .iter()
+            .zip(&vv)
+            .map(|(a, b)| (a * a).cos() * 3.0 * a * b)
+            .collect();
+        let grad_want: Vec<f64> = uv.iter().map(|a| (a * a).cos() * 2.0 * a).collect();
+        assert_close(
+            "pushforward",
+            &got[0],
+            &f64s(&jvp_want),
+            Tol::MATH_LIBRARIES.or_scaled(1e-15),
+        );
+        assert_close(
+            "pullback",
+            &got[1],
+            &f64s(&grad_want),
+            Tol::MATH_LIBRARIES.or_scaled(1e-15),
+        );
+    }
 }

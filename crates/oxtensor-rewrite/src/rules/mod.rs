@@ -4,10 +4,12 @@
 //! of its rules.
 
 mod algebra;
+mod branches;
 mod fold;
 mod fused_reduce;
 mod fusion;
 mod layout;
+mod merge_branches;
 mod products;
 mod shape;
 mod sigmoid;
@@ -18,11 +20,20 @@ mod useless;
 use crate::RuleSet;
 
 pub use fusion::fuse;
+pub use merge_branches::merge_branches;
 
 /// Constant folding: nodes whose inputs are all constants become constants.
 pub const FOLD: RuleSet = RuleSet {
     name: "constant_folding",
     rules: fold::RULES,
+};
+
+/// Lazy branches: outputs both branches compute alike leave the `IfElse`, computations both
+/// branches share move before it, and an `IfElse` reading another on the same condition reads
+/// its branches directly.
+pub const BRANCHES: RuleSet = RuleSet {
+    name: "branches",
+    rules: branches::RULES,
 };
 
 /// Useless operations: `x + 0`, `x * 1`, double negation and transposition, no-op casts,

@@ -231,6 +231,7 @@ fn rules_are_selected_by_tags() {
             "canonicalize",
             "stabilize",
             "specialize",
+            "merge_branches",
             "fusion"
         ]
     );
@@ -250,6 +251,20 @@ fn dumps_before_and_after_a_named_pass() {
         "{dump:?}"
     );
     assert!(report.pass("canonicalize").unwrap().dump.is_none());
+}
+
+#[test]
+fn the_fusion_dump_shows_fused_reductions() {
+    let x = vector("x");
+    let y = (&x * &x).exp().sum(None);
+    let (_, report) = optimize(&[y], &Optimizer::FAST_RUN.dumping(&["fusion"]));
+    let dump = report.pass("fusion").and_then(|p| p.dump.clone()).unwrap();
+    assert!(dump.before.starts_with("Sum{axes=(0)} [id"), "{dump:?}");
+    assert!(
+        dump.after.starts_with("Sum{axes=(0), of=exp(sqr(i0))} [id"),
+        "{dump:?}"
+    );
+    assert!(dump.after.contains("Inner graphs:"), "{dump:?}");
 }
 
 /// Run by `dump_env_var_prints_to_stderr` in a child process with `OXTENSOR_DUMP_PASS` set.

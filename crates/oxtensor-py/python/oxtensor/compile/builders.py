@@ -13,8 +13,11 @@ def _list(xs):
 
 
 def _override(pullback, inputs, outputs, output_grads):
-    """The gradients ``pullback`` gives: one callable for all inputs, or (PyTensor's older
-    form) one entry per input, ``None`` meaning the gradient through the graph."""
+    """The gradients ``pullback`` gives: one callable (or ``OpFromGraph``) for all inputs, or
+    (PyTensor's older form) one entry per input, ``None`` meaning the gradient through the
+    graph."""
+    if isinstance(pullback, OpFromGraph):
+        return _list(pullback(*inputs, *outputs, *output_grads))
     if callable(pullback):
         return _list(pullback(inputs, outputs, output_grads))
     entries = list(pullback)
@@ -32,6 +35,24 @@ def _override(pullback, inputs, outputs, output_grads):
     return [d if entry is None else entry(inputs, outputs, output_grads) for entry, d in zip(entries, default)]
 
 
+def _forward(pushforward, inputs, outputs, tangents):
+    """The output tangents ``pushforward`` gives: one callable (or ``OpFromGraph``) for all
+    outputs, or one entry per output, ``None`` meaning the tangent through the graph."""
+    if isinstance(pushforward, OpFromGraph):
+        return _list(pushforward(*inputs, *tangents))
+    if callable(pushforward):
+        return _list(pushforward(inputs, tangents))
+    entries = list(pushforward)
+    if len(entries) != len(outputs):
+        raise ValueError(f"pushforward has {len(entries)} entries for {len(outputs)} outputs")
+    from oxtensor.gradient import Rop
+
+    return [
+        Rop(o, inputs, tangents) if entry is None else _list(entry(inputs, tangents))[0]
+        for entry, o in zip(entries, outputs)
+    ]
+
+
 class OpFromGraph:
     """A graph from ``inputs`` to ``outputs`` turned into an op, called like a function on
     variables. Each call is one node holding the frozen graph, so the graph is rewritten and
@@ -40,8 +61,11 @@ class OpFromGraph:
     Shared variables used by ``outputs`` become implicit inputs. The gradient comes from the
     graph, unless ``pullback`` (``lop_overrides`` is the older spelling) gives one: a callable
     ``pullback(inputs, outputs, output_grads)`` returning one gradient per input, called once
-    here on symbolic variables. Forward mode (``Rop``/``pushforward``) is always derived from
-    the pullback, so ``pushforward``/``rop_overrides`` are accepted and not needed.
+    here on symbolic variables. Forward mode (``Rop``) is derived from the gradient unless
+    ``pushforward`` (``rop_overrides`` is the older spelling) gives a callable
+    ``pushforward(inputs, tangents)`` returning one tangent per output. Either may also be an
+    ``OpFromGraph`` called on those variables in order, or a list with one entry per input
+    (per output for ``pushforward``), ``None`` standing for the default.
     """
 
     def __init__(
@@ -70,17 +94,30 @@ class OpFromGraph:
         self.inline = inline
         self.name = name
         self._single = not isinstance(outputs, (list, tuple))
-        if pullback is None or pullback == "default":
-            self._op = _core._OpFromGraph(self.inputs, self.outputs, name)
-        else:
-            from oxtensor import tensor as pt
+        if rop_overrides is not None:
+            warnings.warn("rop_overrides is deprecated: use pushforward", FutureWarning, stacklevel=2)
+            pushforward = pushforward if pushforward is not None else rop_overrides
+        from oxtensor import tensor as pt
 
-            output_grads = [pt.tensor(f"{o.name or 'out'}_grad", dtype=o.dtype, shape=tuple(o._static_shape)) for o in self.outputs]
+        def like(v, suffix):
+            return pt.tensor(f"{v.name or 'v'}_{suffix}", dtype=v.dtype, shape=tuple(v._static_shape))
+
+        extra = {}
+        if pullback is not None and not (isinstance(pullback, str) and pullback == "default"):
+            output_grads = [like(o, "grad") for o in self.outputs]
             grads = _override(pullback, self.inputs, self.outputs, output_grads)
             if len(grads) != len(self.inputs):
                 raise ValueError(f"pullback returned {len(grads)} gradients for {len(self.inputs)} inputs")
-            grads = [pt.zeros_like(x) if g is None else as_tensor_variable(g) for x, g in zip(self.inputs, grads)]
-            self._op = _core._OpFromGraph(self.inputs, self.outputs, name, output_grads, grads)
+            extra["output_grads"] = output_grads
+            extra["grads"] = [pt.zeros_like(x) if g is None else as_tensor_variable(g) for x, g in zip(self.inputs, grads)]
+        if pushforward is not None and not (isinstance(pushforward, str) and pushforward == "default"):
+            tangents = [like(x, "tangent") for x in self.inputs]
+            outs = _forward(pushforward, self.inputs, self.outputs, tangents)
+            if len(outs) != len(self.outputs):
+                raise ValueError(f"pushforward returned {len(outs)} tangents for {len(self.outputs)} outputs")
+            extra["tangents"] = tangents
+            extra["output_tangents"] = [pt.zeros_like(o) if t is None else as_tensor_variable(t) for o, t in zip(self.outputs, outs)]
+        self._op = _core._OpFromGraph(self.inputs, self.outputs, name, **extra)
 
     def __call__(self, *args):
         if len(args) != self._op.n_inputs:
