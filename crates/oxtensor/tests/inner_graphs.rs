@@ -344,3 +344,47 @@ fn a_pushforward_override_is_what_forward_mode_uses() {
         );
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+    /// `ifelse` of two random expressions equals `switch` of them (where both are safe to
+    /// compute), for either condition, in both backends, with the branch rewrites at work
+    /// (the expressions share subterms, which move out of the branches).
+    #[test]
+    fn random_ifelses_equal_switch(
+        then_codes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..8),
+        else_codes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..8),
+        n in 1usize..20,
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let (c, x, y) = (scalar("c", DType::F64), vector("x", DType::F64), vector("y", DType::F64));
+        let cond = ops::gt(&c, &Var::scalar_constant(0.0, DType::F64)).expect("cond");
+        let shared = x.sin() * &y;
+        let a = expr(&shared, &y, &then_codes);
+        let b = expr(&shared, &x, &else_codes);
+        let lazy = ifelse(&cond, std::slice::from_ref(&a), std::slice::from_ref(&b))
+            .expect("ifelse")
+            .remove(0);
+        let eager = ops::switch(&cond, &a, &b).expect("switch");
+        for mode in [Mode::FAST_RUN, Mode::new("interp", "fast_run").expect("mode")] {
+            let f = function(&[c.clone(), x.clone(), y.clone()], &[lazy.clone(), eager.clone()])
+                .mode(mode)
+                .build()
+                .expect("f");
+            for cv in [1.0, -1.0] {
+                let args = [
+                    Tensor::scalar(cv),
+                    f64s(&pseudo_random(n, seed)),
+                    f64s(&pseudo_random(n, seed ^ 1)),
+                ];
+                let got = f.call(&args).expect("call");
+                assert_close(
+                    "ifelse vs switch",
+                    &got[0],
+                    &got[1],
+                    Tol::MATH_LIBRARIES.or_scaled(1e-12),
+                );
+            }
+        }
+    }
+}
