@@ -80,6 +80,7 @@ pub mod marker;
 mod matmul;
 mod reduce;
 mod rules;
+mod scan;
 mod special;
 mod util;
 

@@ -744,6 +744,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             crate::inner::check_args(op, inputs, o.body.input_types())?;
             Ok(o.body.outputs().iter().map(|v| v.ty().clone()).collect())
         }
+        Op::Scan(s) => Ok(crate::scan::infer(op, s, inputs)?.into()),
         Op::IfElse(b) => {
             let Some((cond, args)) = inputs.split_first() else {
                 return Err(GraphError::Arity {

@@ -1,4 +1,4 @@
-use crate::{FrozenGraph, IfElse, OpFromGraph, ScalarOp};
+use crate::{FrozenGraph, IfElse, OpFromGraph, ScalarOp, Scan};
 use oxtensor_data::DType;
 use smallvec::SmallVec;
 use std::fmt;
@@ -135,6 +135,10 @@ pub enum Op {
     /// A lazy branch (PyTensor's `ifelse`): input 0 is a 0-d condition, the rest the inputs of
     /// both branch graphs; only the branch taken is computed.
     IfElse(Arc<IfElse>),
+    /// A loop (PyTensor's `scan`): inputs `n_steps`, the sequences, each state's initial
+    /// values, then the values every step reads; one output per state and per mapped output,
+    /// the values of every step stacked (see [`crate::scan`]).
+    Scan(Arc<Scan>),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -245,6 +249,7 @@ impl Op {
             Op::Composite(g) => g.outputs().len(),
             Op::OpFromGraph(o) => o.body.outputs().len(),
             Op::IfElse(b) => b.then_branch.outputs().len(),
+            Op::Scan(s) => s.n_outputs(),
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -394,6 +399,7 @@ impl fmt::Display for Op {
             Op::MatMul => write!(f, "MatMul"),
             Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),
             Op::IfElse(_) => write!(f, "IfElse"),
+            Op::Scan(s) => write!(f, "Scan{{{}}}", s.name.as_deref().unwrap_or("scan_fn")),
         }
     }
 }

@@ -80,7 +80,11 @@ impl Printer {
             && matches!(
                 v.owner(),
                 Some((
-                    Op::Composite(_) | Op::FusedReduce { .. } | Op::OpFromGraph(_) | Op::IfElse(_),
+                    Op::Composite(_)
+                        | Op::FusedReduce { .. }
+                        | Op::OpFromGraph(_)
+                        | Op::IfElse(_)
+                        | Op::Scan(_),
                     _
                 ))
             )
@@ -165,6 +169,11 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
             Some((Op::Composite(g) | Op::FusedReduce { body: g, .. }, _)) => {
                 for o in g.outputs() {
                     p.walk(o, "", " ← ", 0);
+                }
+            }
+            Some((Op::Scan(s), _)) => {
+                for out in s.body.outputs() {
+                    p.walk(out, "", " ← ", 0);
                 }
             }
             Some((Op::OpFromGraph(o), _)) => {

@@ -165,7 +165,7 @@ fn node_dims(
         }
         Op::IncSubtensor { .. } | Op::IncTake { .. } | Op::GradMarker(_) => single(ins[0].clone()),
         // The extents come from inside the body (or the branch taken): each output's own.
-        Op::OpFromGraph(_) | Op::IfElse(_) => outputs.iter().map(fallback).collect(),
+        Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => outputs.iter().map(fallback).collect(),
         Op::Take { axis } => {
             let mut dims: Dims = ins[0][..*axis].to_vec();
             dims.extend(ins[1].iter().cloned());

@@ -23,10 +23,17 @@ pub fn graph_err(e: GraphError) -> PyErr {
 pub fn ox_err(e: Error) -> PyErr {
     match e {
         Error::Graph(g) => graph_err(g),
-        Error::Runtime(RuntimeError::Kernel {
-            source: KernelError::Index(_),
-            ..
-        }) => PyIndexError::new_err(e.to_string()),
+        Error::Runtime(ref r)
+            if matches!(
+                r.root(),
+                RuntimeError::Kernel {
+                    source: KernelError::Index(_),
+                    ..
+                }
+            ) =>
+        {
+            PyIndexError::new_err(e.to_string())
+        }
         other if other.is_type_error() => PyTypeError::new_err(other.to_string()),
         other => PyValueError::new_err(other.to_string()),
     }

@@ -18,7 +18,7 @@
 use crate::RewriteError;
 use crate::rule::{Key, Root, Rule, RuleCtx};
 use indexmap::IndexMap;
-use oxtensor_graph::{FrozenGraph, IfElse, Op, OpFromGraph, Site, Var, toposort, with_site};
+use oxtensor_graph::{FrozenGraph, IfElse, Op, OpFromGraph, Scan, Site, Var, toposort, with_site};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -396,6 +396,12 @@ impl Sweep<'_, '_> {
                 Op::OpFromGraph(Arc::new(OpFromGraph {
                     body,
                     ..(**o).clone()
+                }))
+            }),
+            Op::Scan(s) => self.rewrite_inner(&s.body, false)?.map(|body| {
+                Op::Scan(Arc::new(Scan {
+                    body,
+                    ..(**s).clone()
                 }))
             }),
             Op::IfElse(b) => {

@@ -141,6 +141,8 @@ pub enum OpKind {
     OpFromGraph,
     /// [`Op::IfElse`].
     IfElse,
+    /// [`Op::Scan`].
+    Scan,
 }
 
 impl OpKind {
@@ -171,6 +173,7 @@ impl OpKind {
             Op::MatMul => OpKind::MatMul,
             Op::OpFromGraph(_) => OpKind::OpFromGraph,
             Op::IfElse(_) => OpKind::IfElse,
+            Op::Scan(_) => OpKind::Scan,
         }
     }
 }

@@ -56,4 +56,25 @@ pub enum RuntimeError {
     /// The backend cannot compile this graph.
     #[error("{0}")]
     Unsupported(String),
+    /// One step of a loop failed (inside its step graph, or a step's result did not fit).
+    #[error("step {step} of {op} failed: {source}")]
+    InLoop {
+        /// The loop.
+        op: String,
+        /// The step (from 0).
+        step: usize,
+        /// What went wrong.
+        source: Box<RuntimeError>,
+    },
+}
+
+impl RuntimeError {
+    /// The error a loop's step failure wraps, however deeply (the error itself otherwise): what
+    /// decides the kind of the failure.
+    pub fn root(&self) -> &RuntimeError {
+        match self {
+            RuntimeError::InLoop { source, .. } => source.root(),
+            other => other,
+        }
+    }
 }

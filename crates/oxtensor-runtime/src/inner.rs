@@ -50,6 +50,7 @@ fn bodies(op: &Op) -> Vec<&FrozenGraph> {
     match op {
         Op::OpFromGraph(o) => vec![&o.body],
         Op::IfElse(b) => vec![&b.then_branch, &b.else_branch],
+        Op::Scan(s) => vec![&s.body],
         _ => Vec::new(),
     }
 }
@@ -82,6 +83,10 @@ impl InnerBodies {
     fn run_op(&self, op: &Op, args: &[&Tensor]) -> Option<Result<Vec<Tensor>, RuntimeError>> {
         let (body, args) = match op {
             Op::OpFromGraph(o) => (&o.body, args),
+            Op::Scan(s) => {
+                let exec = self.0.get(&s.body)?;
+                return Some(crate::scan::run(s, exec.as_ref(), args));
+            }
             Op::IfElse(b) => match args.split_first() {
                 Some((cond, rest)) => match truth(cond) {
                     Ok(true) => (&b.then_branch, rest),

@@ -7,6 +7,7 @@ mod inner;
 mod interp;
 pub mod kernels;
 mod plan;
+mod scan;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};

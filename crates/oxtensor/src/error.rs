@@ -83,7 +83,7 @@ impl Error {
                 GraphError::DType { .. } | GraphError::Rank { .. } | GraphError::Arity { .. }
             ),
             Error::Runtime(r) => matches!(
-                r,
+                r.root(),
                 RuntimeError::InputType { .. } | RuntimeError::Arity { .. }
             ),
             Error::InputShape { .. } | Error::UnusedInput(_) | Error::Option(_) => false,

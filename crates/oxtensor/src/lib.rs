@@ -36,7 +36,8 @@ pub use shared::{get_value, set_value, shared};
 pub use oxtensor_data::{DType, Tensor};
 pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
 pub use oxtensor_graph::{
-    GraphError, IfElse, OpFromGraph, PrintOptions, TensorType, Var, debugprint, ifelse,
+    GraphError, IfElse, OpFromGraph, PrintOptions, Scan, ScanSpec, TensorType, Var, debugprint,
+    ifelse, scan,
 };
 pub use oxtensor_runtime::RuntimeError;
 pub use {oxtensor_data, oxtensor_graph, oxtensor_rewrite, oxtensor_runtime};

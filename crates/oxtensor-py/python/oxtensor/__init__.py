@@ -32,6 +32,8 @@ from oxtensor import gradient  # noqa: E402
 from oxtensor.gradient import grad  # noqa: E402
 from oxtensor.compile.builders import OpFromGraph  # noqa: E402
 from oxtensor.ifelse import ifelse  # noqa: E402
+from oxtensor.scan.basic import scan  # noqa: E402  (the function: ``oxtensor.scan`` as in PyTensor)
+from oxtensor.scan.views import foldl, foldr, map, reduce  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -53,4 +55,9 @@ __all__ = [
     "grad",
     "OpFromGraph",
     "ifelse",
+    "scan",
+    "map",
+    "reduce",
+    "foldl",
+    "foldr",
 ]

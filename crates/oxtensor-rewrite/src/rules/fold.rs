@@ -42,7 +42,8 @@ fn foldable(op: &Op) -> bool {
         | Op::GradMarker(_)
         | Op::MatMul
         | Op::OpFromGraph(_)
-        | Op::IfElse(_) => true,
+        | Op::IfElse(_)
+        | Op::Scan(_) => true,
     }
 }
 

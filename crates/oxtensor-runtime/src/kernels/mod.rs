@@ -71,7 +71,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             ctx.output_types[0].dtype,
         )?),
         // Compiled functions run these through their `InnerBodies`; alone, they run here.
-        Op::OpFromGraph(_) | Op::IfElse(_) => crate::inner::eval_alone(op, inputs),
+        Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => crate::inner::eval_alone(op, inputs),
     }
 }
 

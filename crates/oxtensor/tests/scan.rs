@@ -1,0 +1,266 @@
+//! `Scan` loops against plain Rust loops: sequences with taps, states with taps, mapped
+//! outputs, `until`, going backwards, errors naming the step; gradients with `verify_grad`;
+//! both backends.
+
+use oxtensor::gradient::{VerifyGradOptions, verify_grad};
+use oxtensor::{DType, Mode, ScanSpec, Tensor, TensorType, Var, function, ops, scan, vector};
+use oxtensor_testkit::{Tol, assert_close};
+
+fn f64s(v: &[f64]) -> Tensor {
+    Tensor::from_slice(v, &[v.len()]).expect("tensor")
+}
+
+fn modes() -> Vec<Mode> {
+    vec![
+        Mode::FAST_RUN,
+        Mode::new("interp", "fast_run").expect("mode"),
+        Mode::FAST_COMPILE,
+    ]
+}
+
+fn scalar_in() -> Var {
+    Var::input(None, TensorType::scalar(DType::F64))
+}
+
+/// `h[t] = a·h[t-1] + x[t]` (W6, an AR(1) recurrence) over the sequence `x` from `h0`.
+fn ar1(a: &Var, x: &Var, h0: &Var, n_steps: i64) -> Var {
+    let (xt, hp) = (scalar_in(), scalar_in());
+    let next = &(a * &hp) + &xt;
+    let init = ops::expand_dims(h0, 0).expect("init");
+    scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[],
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(n_steps),
+        sequences: std::slice::from_ref(x),
+        initial: &[init],
+        others: &[],
+        go_backwards: false,
+        name: Some("ar1"),
+    })
+    .expect("scan")
+    .remove(0)
+}
+
+#[test]
+fn an_ar1_recurrence_equals_a_loop() {
+    let (a, h0) = (
+        oxtensor::scalar("a", DType::F64),
+        oxtensor::scalar("h0", DType::F64),
+    );
+    let x = vector("x", DType::F64);
+    let h = ar1(&a, &x, &h0, -1);
+    let xs: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut want = Vec::new();
+    let mut prev = 0.5;
+    for &v in &xs {
+        prev = 0.9 * prev + v;
+        want.push(prev);
+    }
+    for mode in modes() {
+        let f = function(
+            &[a.clone(), x.clone(), h0.clone()],
+            std::slice::from_ref(&h),
+        )
+        .mode(mode)
+        .build()
+        .expect("f");
+        let got = f
+            .call(&[Tensor::scalar(0.9), f64s(&xs), Tensor::scalar(0.5)])
+            .expect("run");
+        assert_close("ar1", &got[0], &f64s(&want), Tol::ONE_ULP);
+    }
+}
+
+#[test]
+fn taps_on_sequences_and_states_and_going_backwards() {
+    // y[t] = x[t-1]·x[t+1] + y[t-2] - y[t-1], with sequences read backwards or not.
+    let x = vector("x", DType::F64);
+    let y0 = vector("y0", DType::F64);
+    for backwards in [false, true] {
+        let (xm, xp, ym2, ym1) = (scalar_in(), scalar_in(), scalar_in(), scalar_in());
+        let next = &(&(&xm * &xp) + &ym2) - &ym1;
+        let doubled = &xm * 2.0;
+        let outs = scan(ScanSpec {
+            tap_inputs: &[xm, xp, ym2, ym1],
+            sequence_taps: vec![vec![-1, 1]],
+            state_taps: vec![vec![-2, -1]],
+            other_inputs: &[],
+            outputs: &[next, doubled],
+            n_mapped: 1,
+            until: false,
+            n_steps: Var::int_constant(-1),
+            sequences: std::slice::from_ref(&x),
+            initial: std::slice::from_ref(&y0),
+            others: &[],
+            go_backwards: backwards,
+            name: None,
+        })
+        .expect("scan");
+        let xs: Vec<f64> = (0..9).map(|i| 0.5 + i as f64 * 0.25).collect();
+        // Window w reads x[w] (tap -1) and x[w + 2] (tap 1); going backwards, step 0 reads
+        // the last window, and taps keep their direction (PyTensor's semantics).
+        let windows = xs.len() - 2;
+        let mut ys = vec![1.0, -2.0];
+        let mut mapped = Vec::new();
+        for t in 0..windows {
+            let w = if backwards { windows - 1 - t } else { t };
+            let v = xs[w] * xs[w + 2] + ys[ys.len() - 2] - ys[ys.len() - 1];
+            ys.push(v);
+            mapped.push(xs[w] * 2.0);
+        }
+        for mode in modes() {
+            let f = function(&[x.clone(), y0.clone()], &outs)
+                .mode(mode)
+                .build()
+                .expect("f");
+            let got = f.call(&[f64s(&xs), f64s(&[1.0, -2.0])]).expect("run");
+            assert_close("state", &got[0], &f64s(&ys[2..]), Tol::EXACT);
+            assert_close("mapped", &got[1], &f64s(&mapped), Tol::EXACT);
+        }
+    }
+}
+
+#[test]
+fn until_stops_after_the_step_where_it_holds() {
+    // Doubling from 1 until the value exceeds the limit: at most 100 steps.
+    let limit = oxtensor::scalar("limit", DType::F64);
+    let prev = scalar_in();
+    let next = &prev * 2.0;
+    let stop = ops::gt(&next, &limit).expect("gt");
+    let outs = scan(ScanSpec {
+        tap_inputs: &[prev],
+        sequence_taps: vec![],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[],
+        outputs: &[next, stop],
+        n_mapped: 0,
+        until: true,
+        n_steps: Var::int_constant(100),
+        sequences: &[],
+        initial: &[ops::expand_dims(&Var::scalar_constant(1.0, DType::F64), 0).expect("init")],
+        others: &[],
+        go_backwards: false,
+        name: None,
+    })
+    .expect("scan");
+    for mode in modes() {
+        let f = function(std::slice::from_ref(&limit), &outs)
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f.call(&[Tensor::scalar(40.0)]).expect("run");
+        assert_eq!(
+            got[0].to_vec::<f64>().expect("f64"),
+            vec![2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+        );
+    }
+}
+
+#[test]
+fn errors_name_the_step_and_the_sequence() {
+    let (a, h0) = (
+        oxtensor::scalar("a", DType::F64),
+        oxtensor::scalar("h0", DType::F64),
+    );
+    let x = vector("x", DType::F64);
+    let h = ar1(&a, &x, &h0, 10);
+    let f = function(&[a, x, h0], &[h]).build().expect("f");
+    let err = f
+        .call(&[Tensor::scalar(0.9), f64s(&[1.0, 2.0]), Tensor::scalar(0.0)])
+        .expect_err("too short");
+    assert!(
+        err.to_string()
+            .contains("n_steps is 10 but sequence 0 (length 2"),
+        "{err}"
+    );
+    // A step whose value changes shape: the state is a vector, the step appends to it.
+    let v = vector("v", DType::F64);
+    let prev = Var::input(None, TensorType::new(DType::F64, &[None]));
+    let grown = ops::concatenate(&[prev.clone(), prev.clone()], 0).expect("concat");
+    let out = scan(ScanSpec {
+        tap_inputs: &[prev],
+        sequence_taps: vec![],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[],
+        outputs: &[grown],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(3),
+        sequences: &[],
+        initial: &[ops::expand_dims(&v, 0).expect("init")],
+        others: &[],
+        go_backwards: false,
+        name: Some("grow"),
+    })
+    .expect("scan")
+    .remove(0);
+    let f = function(&[v], &[out]).build().expect("f");
+    let err = f.call(&[f64s(&[1.0])]).expect_err("shape changes");
+    let text = err.to_string();
+    assert!(text.contains("step 0 of Scan{grow} failed"), "{text}");
+    assert!(
+        text.contains("output 0 has shape [2], but its earlier values have shape [1]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn gradients_through_time_pass_verify_grad() {
+    verify_grad(
+        |xs| {
+            let h = ar1(&xs[0], &xs[1], &xs[2], -1);
+            Ok((&h * &h).sum(None))
+        },
+        &[
+            Tensor::scalar(0.7),
+            f64s(&[0.3, -0.5, 1.1, 0.8, -0.2]),
+            Tensor::scalar(0.4),
+        ],
+        &VerifyGradOptions::default(),
+    )
+    .expect("ar1");
+    // Taps on both sides and a mapped output, reading a non-sequence.
+    for backwards in [false, true] {
+        verify_grad(
+            |xs| {
+                let (xm, xp, ym2, ym1, w) = (
+                    scalar_in(),
+                    scalar_in(),
+                    scalar_in(),
+                    scalar_in(),
+                    scalar_in(),
+                );
+                let next = (&(&(&xm * &xp) + &ym2) - &(&ym1 * &w)).tanh();
+                let mapped = (&xm * &w).sin();
+                let outs = scan(ScanSpec {
+                    tap_inputs: &[xm, xp, ym2, ym1],
+                    sequence_taps: vec![vec![-1, 1]],
+                    state_taps: vec![vec![-2, -1]],
+                    other_inputs: std::slice::from_ref(&w),
+                    outputs: &[next, mapped],
+                    n_mapped: 1,
+                    until: false,
+                    n_steps: Var::int_constant(-1),
+                    sequences: std::slice::from_ref(&xs[0]),
+                    initial: std::slice::from_ref(&xs[1]),
+                    others: std::slice::from_ref(&xs[2]),
+                    go_backwards: backwards,
+                    name: None,
+                })?;
+                Ok(&outs[0].sum(None) + &(&outs[1] * &outs[1]).sum(None))
+            },
+            &[
+                f64s(&[0.3, -0.5, 1.1, 0.8, -0.2, 0.6]),
+                f64s(&[0.2, -0.4]),
+                Tensor::scalar(0.9),
+            ],
+            &VerifyGradOptions::default(),
+        )
+        .expect("taps");
+    }
+}

@@ -1,0 +1,169 @@
+"""``scan`` against PyTensor and NumPy: PyTensor's documented examples, taps, ``until``,
+shared-variable updates, the views (``map``, ``reduce``, ``foldl``, ``foldr``), gradients
+through the loop, and clear errors."""
+
+import numpy as np
+import pytest
+
+import pytensor
+import pytensor.tensor as ptt
+
+import oxtensor
+import oxtensor.tensor as pt
+from oxtensor.scan.utils import until
+
+
+def test_power_by_repeated_multiplication():
+    k = pt.iscalar("k")
+    A = pt.vector("A")
+    result, updates = oxtensor.scan(
+        fn=lambda prior_result, A: prior_result * A, outputs_info=pt.ones_like(A), non_sequences=A, n_steps=k
+    )
+    power = oxtensor.function(inputs=[A, k], outputs=result[-1], updates=updates)
+    np.testing.assert_allclose(power(np.arange(10.0), 2), np.arange(10.0) ** 2)
+
+
+def test_polynomial_evaluation():
+    coefficients = pt.vector("coefficients")
+    x = pt.scalar("x")
+    components, updates = oxtensor.scan(
+        fn=lambda coefficient, power, free_variable: coefficient * (free_variable**power),
+        outputs_info=None,
+        sequences=[coefficients, pt.arange(10000)],
+        non_sequences=x,
+    )
+    polynomial = oxtensor.function(inputs=[coefficients, x], outputs=components.sum(), updates=updates)
+    assert polynomial(np.asarray([1, 0, 2], dtype=np.float64), 3.0) == pytest.approx(19.0)
+
+
+def test_fibonacci_with_taps_equals_pytensor():
+    def fib(a, b):
+        return a + b
+
+    def build(lib, mod):
+        n = mod.iscalar("n")
+        seq, _ = lib.scan(fib, outputs_info=dict(initial=mod.as_tensor_variable(np.array([0, 1], dtype="int64")), taps=[-2, -1]), n_steps=n)
+        return lib.function([n], seq)
+
+    ours, theirs = build(oxtensor, pt), build(pytensor, ptt)
+    np.testing.assert_array_equal(ours(20), theirs(20))
+    assert ours(20)[-1] == 10946
+
+
+def test_documented_taps_example_equals_pytensor():
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal(s) for s in [(2, 2)] * 4 + [(5, 2)] * 2]
+
+    def build(lib, mod):
+        X, W, U, V = mod.matrix("X"), mod.matrix("W"), mod.matrix("U"), mod.matrix("V")
+        Y, P = mod.matrix("Y"), mod.matrix("P")
+        results, _ = lib.scan(
+            lambda y, p, x_tm2, x_tm1: mod.tanh(mod.dot(x_tm1, W) + mod.dot(y, U) + mod.dot(p, V)),
+            sequences=[Y, P[::-1]],
+            outputs_info=[dict(initial=X, taps=[-2, -1])],
+        )
+        return lib.function([X, W, U, V, Y, P], results)
+
+    np.testing.assert_allclose(build(oxtensor, pt)(*values), build(pytensor, ptt)(*values), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_sequence_taps_and_go_backwards_equal_pytensor(backwards):
+    xs = np.linspace(-1.0, 2.0, 11)
+
+    def build(lib, mod):
+        x = mod.dvector("x")
+        out, _ = lib.scan(
+            lambda a, b, c, prev: a * c - b + 0.5 * prev,
+            sequences=dict(input=x, taps=[-2, 0, 1]),
+            outputs_info=mod.as_tensor_variable(np.float64(0.25)),
+            go_backwards=backwards,
+        )
+        return lib.function([x], out)
+
+    np.testing.assert_allclose(build(oxtensor, pt)(xs), build(pytensor, ptt)(xs), rtol=1e-14)
+
+
+def test_until_stops_the_loop():
+    def power_of_2(previous_power, max_value):
+        return previous_power * 2, until(previous_power * 2 > max_value)
+
+    max_value = pt.scalar()
+    values, _ = oxtensor.scan(power_of_2, outputs_info=pt.constant(1.0), non_sequences=max_value, n_steps=1024)
+    f = oxtensor.function([max_value], values)
+    np.testing.assert_array_equal(f(45), [2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
+
+
+def test_shared_variable_updates():
+    a = oxtensor.shared(1)
+    values, updates = oxtensor.scan(lambda: {a: a + 1}, n_steps=10)
+    b = a + 1
+    c = updates[a] + 1
+    f = oxtensor.function([], [b, c], updates=updates)
+    assert [int(v) for v in f()] == [2, 12]
+    assert a.get_value() == 11
+    with pytest.raises(ValueError, match="return_updates=True"):
+        oxtensor.scan(lambda: {a: a + 1}, n_steps=10, return_updates=False)
+
+
+def test_jacobian_by_scan():
+    x = pt.dvector("x")
+    y = x**2
+    J, updates = oxtensor.scan(
+        lambda i, y, x: oxtensor.grad(y[i], x), sequences=pt.arange(y.shape[0]), non_sequences=[y, x]
+    )
+    f = oxtensor.function([x], J, updates=updates)
+    np.testing.assert_allclose(f([4.0, 4.0]), [[8.0, 0.0], [0.0, 8.0]])
+
+
+def test_views_map_reduce_foldl_foldr():
+    x = pt.dvector("x")
+    squares = oxtensor.map(lambda v: v**2, x, return_updates=False)
+    total = oxtensor.reduce(lambda v, acc: acc + v, x, pt.constant(np.float64(0.0)), return_updates=False)
+    left = oxtensor.foldl(lambda v, acc: acc * 2 + v, x, pt.constant(np.float64(0.0)), return_updates=False)
+    right = oxtensor.foldr(lambda v, acc: acc * 2 + v, x, pt.constant(np.float64(0.0)), return_updates=False)
+    f = oxtensor.function([x], [squares, total, left, right])
+    xs = np.array([1.0, 2.0, 3.0])
+    got = f(xs)
+    np.testing.assert_allclose(got[0], xs**2)
+    assert got[1] == 6.0
+    assert got[2] == ((0 * 2 + 1) * 2 + 2) * 2 + 3
+    assert got[3] == ((0 * 2 + 3) * 2 + 2) * 2 + 1
+
+
+def test_gradient_through_time_matches_finite_differences():
+    a, h0 = pt.dscalar("a"), pt.dscalar("h0")
+    x = pt.dvector("x")
+    h, _ = oxtensor.scan(lambda xt, hp, a: a * hp + pt.tanh(xt), sequences=x, outputs_info=h0, non_sequences=a)
+    cost = (h**2).sum()
+    f = oxtensor.function([a, x, h0], [cost, *oxtensor.grad(cost, [a, x, h0])])
+    point = (0.8, np.array([0.3, -0.5, 1.1, 0.8, -0.2]), 0.4)
+    _, ga, gx, gh = f(*point)
+    eps = 1e-6
+
+    def cost_at(a_, x_, h_):
+        return f(a_, x_, h_)[0]
+
+    num_a = (cost_at(point[0] + eps, point[1], point[2]) - cost_at(point[0] - eps, point[1], point[2])) / (2 * eps)
+    num_h = (cost_at(point[0], point[1], point[2] + eps) - cost_at(point[0], point[1], point[2] - eps)) / (2 * eps)
+    num_x = []
+    for i in range(5):
+        up, down = point[1].copy(), point[1].copy()
+        up[i] += eps
+        down[i] -= eps
+        num_x.append((cost_at(point[0], up, point[2]) - cost_at(point[0], down, point[2])) / (2 * eps))
+    np.testing.assert_allclose(ga, num_a, rtol=1e-6)
+    np.testing.assert_allclose(gh, num_h, rtol=1e-6)
+    np.testing.assert_allclose(gx, num_x, rtol=1e-6)
+
+
+def test_errors_say_which_output():
+    x = pt.dvector("x")
+    with pytest.raises(TypeError, match="output 0 is float32"):
+        oxtensor.scan(lambda v, prev: pt.cast(prev + v, "float32"), sequences=x, outputs_info=pt.constant(np.float64(0.0)))
+    with pytest.raises(ValueError, match="fn returned 2 outputs but outputs_info has 1"):
+        oxtensor.scan(lambda v, prev: [prev + v, prev], sequences=x, outputs_info=[pt.constant(np.float64(0.0))])
+    h, _ = oxtensor.scan(lambda v, prev: prev + v, sequences=x, outputs_info=pt.constant(np.float64(0.0)), n_steps=10)
+    f = oxtensor.function([x], h)
+    with pytest.raises(ValueError, match="n_steps is 10 but sequence 0"):
+        f(np.ones(3))
