@@ -42,6 +42,7 @@ fn foldable(op: &Op) -> bool {
         | Op::MatMul
         | Op::OpFromGraph(_)
         | Op::IfElse(_) => true,
+        Op::Linalg(_) => true,
     }
 }
 
