@@ -34,9 +34,10 @@ pub use profile::{NodeTime, Profile};
 pub use shared::{get_value, set_value, shared};
 
 pub use oxtensor_data::{DType, Tensor};
-pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
+pub use oxtensor_graph::build::{self as ops, Idx, Scalar, linalg};
 pub use oxtensor_graph::{
-    GraphError, IfElse, OpFromGraph, PrintOptions, TensorType, Var, debugprint, ifelse,
+    AssumeA, GraphError, IfElse, LinalgOp, OpFromGraph, PrintOptions, QrMode, TensorType, Var,
+    debugprint, ifelse,
 };
 pub use oxtensor_runtime::RuntimeError;
 pub use {oxtensor_data, oxtensor_graph, oxtensor_rewrite, oxtensor_runtime};

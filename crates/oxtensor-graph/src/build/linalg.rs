@@ -280,6 +280,13 @@ pub fn triu(x: &Var, k: i64) -> Built {
     masked(x, &band_mask(x, k, ScalarOp::Ge)?)
 }
 
+/// `x` with the diagonal of its last two dimensions set to zero.
+#[track_caller]
+pub fn zero_diagonal(x: &Var) -> Built {
+    need_matrix("zero_diagonal", x)?;
+    masked(x, &band_mask(x, 0, ScalarOp::Neq)?)
+}
+
 /// The main diagonal of the last two dimensions, as the last dimension (`np.diagonal(x, 0,
 /// -2, -1)`). A matrix with more rows than columns needs static extents saying so.
 #[track_caller]

@@ -1,0 +1,279 @@
+//! Pullbacks of [`Op::Linalg`](oxtensor_graph::Op::Linalg), built from graph ops (matrix
+//! products, transposes, masks and the linear-algebra ops themselves), so they batch like the
+//! forward ops and can be differentiated again.
+//!
+//! Conventions follow PyTensor. An op that reads only one triangle of a matrix (cholesky,
+//! eigh, symmetric solves, triangular solves, cho_solve) gets a gradient confined to that
+//! triangle: it is the exact derivative of what the op computes, and on a graph that builds
+//! a symmetric input (`x + x.mT`, `x @ x.mT`) it sums to PyTensor's result.
+//! Batch dimensions that were broadcast are summed back by the driver.
+
+use crate::rules::{Term, grads, per_input, uniform};
+use oxtensor_graph::build::linalg as la;
+use oxtensor_graph::build::{self as b, Built, Scalar};
+use oxtensor_graph::{AssumeA, GraphError, LinalgOp, ScalarOp, Var};
+
+fn mt(x: &Var) -> Built {
+    la::matrix_transpose(x)
+}
+
+fn mm(x: &Var, y: &Var) -> Built {
+    b::matmul(x, y)
+}
+
+fn neg(x: &Var) -> Built {
+    b::neg(x)
+}
+
+fn add(x: &Var, y: &Var) -> Built {
+    b::add(x, y)
+}
+
+fn mul(x: &Var, y: &Var) -> Built {
+    b::mul(x, y)
+}
+
+/// `x` with two trailing dimensions of extent 1 (a batch of scalars against matrices).
+fn as_matrix_scalars(x: &Var) -> Built {
+    let n = x.ndim();
+    let mut order: Vec<Option<usize>> = (0..n).map(Some).collect();
+    order.extend([None, None]);
+    b::dimshuffle(x, &order)
+}
+
+/// `u vᵀ` over the core dimensions: for right-hand sides of core rank 1 the outer product of
+/// the vectors, else `u @ v.mT`.
+fn outer_core(u: &Var, v: &Var, b_ndim: usize) -> Built {
+    if b_ndim == 2 {
+        return mm(u, &mt(v)?);
+    }
+    mul(&column(u)?, &row(v)?)
+}
+
+/// A batch of vectors `(…, m)` as columns `(…, m, 1)`.
+fn column(u: &Var) -> Built {
+    let n = u.ndim();
+    let mut order: Vec<Option<usize>> = (0..n).map(Some).collect();
+    order.push(None);
+    b::dimshuffle(u, &order)
+}
+
+/// A batch of vectors `(…, m)` as rows `(…, 1, m)`.
+fn row(v: &Var) -> Built {
+    let n = v.ndim();
+    let mut order: Vec<Option<usize>> = (0..n - 1).map(Some).collect();
+    order.extend([None, Some(n - 1)]);
+    b::dimshuffle(v, &order)
+}
+
+/// The part of a full-matrix gradient `g` that reaches an op reading only the lower (or
+/// upper) triangle of a symmetric matrix: `g + gᵀ` on the strict triangle, `g` on the
+/// diagonal.
+fn fold_to_triangle(g: &Var, lower: bool) -> Built {
+    if lower {
+        add(&la::tril(g, 0)?, &mt(&la::triu(g, 1)?)?)
+    } else {
+        add(&la::triu(g, 0)?, &mt(&la::tril(g, -1)?)?)
+    }
+}
+
+/// A cotangent, or zeros shaped like the output it belongs to.
+fn or_zeros(g: &Option<Var>, out: &Var) -> Built {
+    match g {
+        Some(g) => Ok(g.clone()),
+        None => b::zeros_like(out, None),
+    }
+}
+
+/// The pullback of a linear-algebra node.
+pub(crate) fn pullback(
+    op: &LinalgOp,
+    inputs: &[Var],
+    outputs: &[Var],
+    cotangents: &[Option<Var>],
+    wanted: &[bool],
+) -> Result<Vec<Term>, GraphError> {
+    let g0 = || or_zeros(&cotangents[0], &outputs[0]);
+    match op {
+        LinalgOp::Cholesky { lower, .. } => {
+            let g = g0()?;
+            grads(wanted, |_| cholesky(*lower, &outputs[0], &g))
+        }
+        LinalgOp::Solve {
+            assume_a,
+            lower,
+            transposed,
+            b_ndim,
+        } => {
+            let (a, x, g) = (&inputs[0], &outputs[0], g0()?);
+            // x = M⁻¹ b with M = a or aᵀ: b̄ = M⁻ᵀ ḡ, M̄ = −b̄ xᵀ.
+            let bbar = la::solve(a, &g, *assume_a, *lower, !transposed, Some(*b_ndim))?;
+            grads(wanted, |k| {
+                if k == 1 {
+                    return Ok(bbar.clone());
+                }
+                let mbar = neg(&outer_core(&bbar, x, *b_ndim)?)?;
+                let abar = if *transposed { mt(&mbar)? } else { mbar };
+                match assume_a {
+                    AssumeA::General => Ok(abar),
+                    AssumeA::Symmetric | AssumeA::PositiveDefinite => {
+                        fold_to_triangle(&abar, *lower)
+                    }
+                }
+            })
+        }
+        LinalgOp::SolveTriangular {
+            lower,
+            trans,
+            unit_diagonal,
+            b_ndim,
+        } => {
+            let (a, x, g) = (&inputs[0], &outputs[0], g0()?);
+            let bbar = la::solve_triangular(a, &g, !trans, *lower, *unit_diagonal, Some(*b_ndim))?;
+            grads(wanted, |k| {
+                if k == 1 {
+                    return Ok(bbar.clone());
+                }
+                let mbar = neg(&outer_core(&bbar, x, *b_ndim)?)?;
+                let abar = if *trans { mt(&mbar)? } else { mbar };
+                // Only the triangle is read; with a unit diagonal, not even the diagonal.
+                let k = i64::from(*unit_diagonal);
+                if *lower {
+                    la::tril(&abar, -k)
+                } else {
+                    la::triu(&abar, k)
+                }
+            })
+        }
+        LinalgOp::ChoSolve { lower, b_ndim } => {
+            let (c, x, g) = (&inputs[0], &outputs[0], g0()?);
+            // x = A⁻¹ b with A = c cᵀ (or cᵀ c): b̄ = A⁻¹ ḡ, Ā = −b̄ xᵀ, c̄ from A(c).
+            let bbar = la::cho_solve(c, &g, *lower, Some(*b_ndim))?;
+            grads(wanted, |k| {
+                if k == 1 {
+                    return Ok(bbar.clone());
+                }
+                let abar = neg(&outer_core(&bbar, x, *b_ndim)?)?;
+                let sym = add(&abar, &mt(&abar)?)?;
+                if *lower {
+                    la::tril(&mm(&sym, c)?, 0)
+                } else {
+                    la::triu(&mm(c, &sym)?, 0)
+                }
+            })
+        }
+        LinalgOp::Inv => {
+            // d(x⁻¹) = −x⁻¹ dx x⁻¹, so x̄ = −x⁻ᵀ ḡ x⁻ᵀ.
+            let (zt, g) = (mt(&outputs[0])?, g0()?);
+            grads(wanted, |_| neg(&mm(&mm(&zt, &g)?, &zt)?))
+        }
+        LinalgOp::Pinv => {
+            let (x, z, g) = (&inputs[0], &outputs[0], g0()?);
+            grads(wanted, |_| pinv(x, z, &g))
+        }
+        LinalgOp::Det => {
+            // d det(x) = det(x) tr(x⁻¹ dx): x̄ = ḡ det(x) x⁻ᵀ.
+            let (x, d, g) = (&inputs[0], &outputs[0], g0()?);
+            grads(wanted, |_| {
+                let s = as_matrix_scalars(&mul(&g, d)?)?;
+                mul(&s, &mt(&la::inv(x)?)?)
+            })
+        }
+        LinalgOp::SLogDet => match &cotangents[1] {
+            // The sign is locally constant; log|det x| has gradient x⁻ᵀ.
+            None => Ok(uniform(wanted, Term::Zero)),
+            Some(g) => {
+                let x = &inputs[0];
+                grads(wanted, |_| {
+                    mul(&as_matrix_scalars(g)?, &mt(&la::inv(x)?)?)
+                })
+            }
+        },
+        LinalgOp::Eigh { lower } => {
+            let (w, v) = (&outputs[0], &outputs[1]);
+            let gw = or_zeros(&cotangents[0], w)?;
+            grads(wanted, |_| eigh(*lower, w, v, &gw, cotangents[1].as_ref()))
+        }
+        LinalgOp::Eigvalsh { lower } => {
+            // Not differentiable by itself without the eigenvectors: rebuild them.
+            let (_, v) = la::eigh(&inputs[0], *lower)?;
+            let gw = g0()?;
+            grads(wanted, |_| eigh(*lower, &outputs[0], &v, &gw, None))
+        }
+        LinalgOp::Eig
+        | LinalgOp::Svd { .. }
+        | LinalgOp::Qr { .. }
+        | LinalgOp::Lu { .. }
+        | LinalgOp::LuFactor
+        | LinalgOp::LuSolve { .. }
+        | LinalgOp::Expm
+        | LinalgOp::Kron
+        | LinalgOp::SolveSylvester
+        | LinalgOp::SolveContinuousLyapunov
+        | LinalgOp::SolveDiscreteLyapunov => per_input(wanted, |k| {
+            Ok(Term::Undefined(format!(
+                "{op} has no gradient implemented yet (input {k}, {})",
+                inputs[k].describe()
+            )))
+        }),
+    }
+}
+
+/// The Cholesky pullback (Murray 2016, as PyTensor): with `L` lower and `P = Φ(Lᵀ L̄)` (lower
+/// triangle, diagonal halved), `S = L⁻ᵀ P L⁻¹` and `Ā = Φ'(S + Sᵀ)`: lower triangle of
+/// `S + Sᵀ` with diagonal `S`'s. An upper factor is handled through its transpose.
+fn cholesky(lower: bool, out: &Var, g: &Var) -> Built {
+    let (l, lbar) = if lower {
+        (out.clone(), g.clone())
+    } else {
+        (mt(out)?, mt(g)?)
+    };
+    let m = mm(&mt(&l)?, &lbar)?;
+    let half_diag = b::with_scalar(ScalarOp::Mul, &la::diag_embed(&la::diagonal(&m)?)?, Scalar::Float(0.5), false)?;
+    let p = b::sub(&la::tril(&m, 0)?, &half_diag)?;
+    // L⁻ᵀ (P L⁻¹) = L⁻ᵀ (L⁻ᵀ Pᵀ)ᵀ, two triangular solves with the transposed factor.
+    let inner = la::solve_triangular(&l, &mt(&p)?, true, true, false, Some(2))?;
+    let s = la::solve_triangular(&l, &mt(&inner)?, true, true, false, Some(2))?;
+    let sym = add(&s, &mt(&s)?)?;
+    let diag = la::diag_embed(&la::diagonal(&s)?)?;
+    if lower {
+        b::sub(&la::tril(&sym, 0)?, &diag)
+    } else {
+        b::sub(&la::triu(&sym, 0)?, &diag)
+    }
+}
+
+/// The eigh pullback (PyTensor's): `F_ij = 1/(w_j − w_i)` off the diagonal,
+/// `g = v (diag(ḡw) + F ∘ vᵀ ḡv) vᵀ`, folded onto the triangle the op reads.
+fn eigh(lower: bool, w: &Var, v: &Var, gw: &Var, gv: Option<&Var>) -> Built {
+    let mut inner = la::diag_embed(gw)?;
+    if let Some(gv) = gv {
+        let diff = b::sub(&row(w)?, &column(w)?)?;
+        let f = la::zero_diagonal(&b::reciprocal(&diff)?)?;
+        inner = add(&inner, &mul(&f, &mm(&mt(v)?, gv)?)?)?;
+    }
+    let g = mm(&mm(v, &inner)?, &mt(v)?)?;
+    fold_to_triangle(&g, lower)
+}
+
+/// The pseudo-inverse pullback (PyTensor's, after Golub and Pereyra):
+/// `x̄ = (−z ḡᵀ z + z zᵀ ḡ (I − x z) + (I − z x) ḡ zᵀ z)ᵀ` with `z = x⁺`.
+fn pinv(x: &Var, z: &Var, g: &Var) -> Built {
+    let gt = mt(g)?;
+    let zt = mt(z)?;
+    let xz = mm(x, z)?;
+    let zx = mm(z, x)?;
+    let i_xz = b::sub(&eye_like(&xz)?, &xz)?;
+    let i_zx = b::sub(&eye_like(&zx)?, &zx)?;
+    let t1 = neg(&mm(&mm(z, &gt)?, z)?)?;
+    let t2 = mm(&mm(&mm(z, &zt)?, g)?, &i_xz)?;
+    let t3 = mm(&mm(&mm(&i_zx, g)?, &zt)?, z)?;
+    mt(&add(&add(&t1, &t2)?, &t3)?)
+}
+
+/// The identity matrix of the last (square) dimensions of `x`.
+fn eye_like(x: &Var) -> Built {
+    let n = x.ndim();
+    let m = b::shape_i(x, n - 1)?;
+    b::eye(&m, &m, &Var::int_constant(0), x.dtype())
+}
