@@ -287,18 +287,42 @@ pub fn zero_diagonal(x: &Var) -> Built {
     masked(x, &band_mask(x, 0, ScalarOp::Neq)?)
 }
 
-/// The main diagonal of the last two dimensions, as the last dimension (`np.diagonal(x, 0,
-/// -2, -1)`). A matrix with more rows than columns needs static extents saying so.
+/// The `k`-th diagonal of the last two dimensions, as the last dimension
+/// (`np.diagonal(x, k, -2, -1)`): gathered from the flattened matrix at `i·(c+1) + k` (or
+/// `(i−k)·c + i` below the main diagonal), so any extents work, also symbolic ones.
+#[track_caller]
+pub fn diagonal_k(x: &Var, k: i64) -> Built {
+    need_matrix("diagonal", x)?;
+    let n = x.ndim();
+    let (r, c) = (shape_i(x, n - 2)?, shape_i(x, n - 1)?);
+    let int = |v: i64| Var::int_constant(v);
+    let zero = int(0);
+    // Length: clip(min(r - max(-k, 0), c - max(k, 0)), 0).
+    let rows = elemwise(ScalarOp::Sub, &[r.clone(), int((-k).max(0))])?;
+    let cols = elemwise(ScalarOp::Sub, &[c.clone(), int(k.max(0))])?;
+    let len = elemwise(ScalarOp::Minimum, &[rows, cols])?;
+    let len = elemwise(ScalarOp::Maximum, &[len, zero.clone()])?;
+    let i = arange(&zero, &len, &int(1), DType::I64)?;
+    let stride = elemwise(ScalarOp::Add, &[c.clone(), int(1)])?;
+    let start = if k >= 0 {
+        int(k)
+    } else {
+        elemwise(ScalarOp::Mul, &[int(-k), c.clone()])?
+    };
+    let idx = elemwise(
+        ScalarOp::Add,
+        &[elemwise(ScalarOp::Mul, &[i, stride])?, start],
+    )?;
+    let mut dims: Vec<Var> = (0..n - 2).map(|d| shape_i(x, d)).collect::<Result<_, _>>()?;
+    dims.push(elemwise(ScalarOp::Mul, &[r, c])?);
+    let flat = super::reshape_sym(x, &dims)?;
+    super::take(&flat, &idx, -1)
+}
+
+/// The main diagonal of the last two dimensions ([`diagonal_k`] with `k = 0`).
 #[track_caller]
 pub fn diagonal(x: &Var) -> Built {
-    need_matrix("diagonal", x)?;
-    let on_diag = masked(x, &band_mask(x, 0, ScalarOp::Eq)?)?;
-    // The diagonal of a (m, n) matrix has min(m, n) entries: sum over the longer axis.
-    let n = x.ndim();
-    match (x.ty().shape[n - 2], x.ty().shape[n - 1]) {
-        (Some(r), Some(c)) if r > c => sum(&on_diag, Some(&[-2]), false),
-        _ => sum(&on_diag, Some(&[-1]), false),
-    }
+    diagonal_k(x, 0)
 }
 
 /// The vector `v` (last dimension) as the diagonal of a square matrix (batched `np.diag`).
