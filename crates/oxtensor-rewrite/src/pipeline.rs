@@ -2,7 +2,7 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, FOLD, LAYOUT, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE, USELESS,
+    ALGEBRA, FOLD, LAYOUT, LINALG, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE, USELESS,
     fuse,
 };
 use crate::{RewriteError, Rule, RuleSet};
@@ -36,7 +36,7 @@ pub struct Pass {
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
 /// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape |
-/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products |
+/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
 /// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
@@ -61,7 +61,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "stabilize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, STABILIZE, SIGMOID, PRODUCTS],
+        rule_sets: &[FOLD, USELESS, STABILIZE, SIGMOID, PRODUCTS, LINALG],
         graph_pass: None,
     },
     Pass {

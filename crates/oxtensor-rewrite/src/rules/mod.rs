@@ -7,6 +7,7 @@ mod algebra;
 mod fold;
 mod fusion;
 mod layout;
+mod linalg;
 mod products;
 mod shape;
 mod sigmoid;
@@ -76,6 +77,12 @@ pub const STABILIZE: RuleSet = RuleSet {
 pub const SIGMOID: RuleSet = RuleSet {
     name: "sigmoid",
     rules: sigmoid::RULES,
+};
+
+/// Linear algebra: `inv(a) @ b` as `solve(a, b)`, `log(det(a))` through `slogdet`.
+pub const LINALG: RuleSet = RuleSet {
+    name: "linalg",
+    rules: linalg::RULES,
 };
 
 /// Specialization: small powers, inverse pairs, dot products.
