@@ -184,9 +184,7 @@ pub(crate) fn pullback(
             None => Ok(uniform(wanted, Term::Zero)),
             Some(g) => {
                 let x = &inputs[0];
-                grads(wanted, |_| {
-                    mul(&as_matrix_scalars(g)?, &mt(&la::inv(x)?)?)
-                })
+                grads(wanted, |_| mul(&as_matrix_scalars(g)?, &mt(&la::inv(x)?)?))
             }
         },
         LinalgOp::Eigh { lower } => {
@@ -229,7 +227,12 @@ fn cholesky(lower: bool, out: &Var, g: &Var) -> Built {
         (mt(out)?, mt(g)?)
     };
     let m = mm(&mt(&l)?, &lbar)?;
-    let half_diag = b::with_scalar(ScalarOp::Mul, &la::diag_embed(&la::diagonal(&m)?)?, Scalar::Float(0.5), false)?;
+    let half_diag = b::with_scalar(
+        ScalarOp::Mul,
+        &la::diag_embed(&la::diagonal(&m)?)?,
+        Scalar::Float(0.5),
+        false,
+    )?;
     let p = b::sub(&la::tril(&m, 0)?, &half_diag)?;
     // L⁻ᵀ (P L⁻¹) = L⁻ᵀ (L⁻ᵀ Pᵀ)ᵀ, two triangular solves with the transposed factor.
     let inner = la::solve_triangular(&l, &mt(&p)?, true, true, false, Some(2))?;

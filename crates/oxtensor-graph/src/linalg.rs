@@ -361,7 +361,7 @@ fn batch_shape(op: &Op, inputs: &[Var], cores: &[usize]) -> Result<StaticShape, 
 }
 
 /// The core dimensions of input `i`.
-fn core<'a>(v: &'a Var, n: usize) -> &'a [Dim] {
+fn core(v: &Var, n: usize) -> &[Dim] {
     &v.ty().shape[v.ndim() - n..]
 }
 
@@ -527,11 +527,7 @@ pub(crate) fn infer(l: &LinalgOp, inputs: &[Var]) -> Result<SmallVec<[TensorType
         .iter()
         .enumerate()
         .all(|(i, v)| is_pivots(i) || v.dtype() == DType::F32);
-    let dtype = if all_f32 {
-        DType::F32
-    } else {
-        DType::F64
-    };
+    let dtype = if all_f32 { DType::F32 } else { DType::F64 };
     let batch = batch_shape(&op, inputs, &cores)?;
     Ok(core_outputs(l, &op, inputs)?
         .into_iter()

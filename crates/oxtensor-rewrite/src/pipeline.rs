@@ -2,8 +2,8 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, FOLD, LAYOUT, LINALG, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE, USELESS,
-    fuse,
+    ALGEBRA, FOLD, LAYOUT, LINALG, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE,
+    USELESS, fuse,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};

@@ -22,7 +22,9 @@ const TOL: Tol = Tol::REORDERED.or_scaled(1e-11);
 
 /// Deterministic uniform values in [-1, 1).
 fn uniform(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             s = s
@@ -108,7 +110,11 @@ fn every_wired_op_matches_its_kernel_batched_in_both_backends() {
     let a = spd(1, &[2, 3], 4);
     let g = shifted(2, &[2, 3], 4, 4.0);
     let b = t(&uniform(3, 4 * 2), &[4, 2]);
-    let (xa, xg, xb) = (input_like("a", &a), input_like("g", &g), input_like("b", &b));
+    let (xa, xg, xb) = (
+        input_like("a", &a),
+        input_like("g", &g),
+        input_like("b", &b),
+    );
     let ops_and_refs: Vec<(Var, Tensor)> = vec![
         (
             la::cholesky(&xa, false, false).expect("chol"),
@@ -148,7 +154,9 @@ fn every_wired_op_matches_its_kernel_batched_in_both_backends() {
         ),
         (
             la::eigvalsh(&xa, true).expect("eigvalsh"),
-            oxtensor_linalg::eigvalsh(&[&a], true).expect("ref").remove(0),
+            oxtensor_linalg::eigvalsh(&[&a], true)
+                .expect("ref")
+                .remove(0),
         ),
         (
             la::pinv(&xg).expect("pinv"),
@@ -209,7 +217,10 @@ fn build_errors_name_the_input_and_what_was_expected() {
     let e = la::solve(&a, &b, AssumeA::General, true, false, None)
         .expect_err("rows")
         .to_string();
-    assert!(e.contains("'a'") && e.contains("'b'") && e.contains("5"), "{e}");
+    assert!(
+        e.contains("'a'") && e.contains("'b'") && e.contains("5"),
+        "{e}"
+    );
     let a2 = oxtensor::tensor("a2", DType::F64, &[Some(2), Some(3), Some(3)]);
     let b2 = oxtensor::tensor("b2", DType::F64, &[Some(4), Some(3), Some(1)]);
     let e = la::solve(&a2, &b2, AssumeA::General, true, false, None)
@@ -223,17 +234,26 @@ fn singular_and_indefinite_matrices_raise_at_run_time_or_give_nans() {
     let x = oxtensor::matrix("x", DType::F64);
     let bad = t(&[1.0, 2.0, 2.0, 1.0], &[2, 2]);
     for mode in modes() {
-        let nan = function(std::slice::from_ref(&x), &[la::cholesky(&x, true, true).expect("c")])
-            .mode(mode.clone())
-            .build()
-            .expect("f");
+        let nan = function(
+            std::slice::from_ref(&x),
+            &[la::cholesky(&x, true, true).expect("c")],
+        )
+        .mode(mode.clone())
+        .build()
+        .expect("f");
         let out = nan.call(std::slice::from_ref(&bad)).expect("nan mode");
         assert!(out[0].to_vec_as::<f64>().iter().all(|v| v.is_nan()));
-        let raise = function(std::slice::from_ref(&x), &[la::cholesky(&x, true, false).expect("c")])
-            .mode(mode.clone())
-            .build()
-            .expect("f");
-        let e = raise.call(std::slice::from_ref(&bad)).expect_err("raise").to_string();
+        let raise = function(
+            std::slice::from_ref(&x),
+            &[la::cholesky(&x, true, false).expect("c")],
+        )
+        .mode(mode.clone())
+        .build()
+        .expect("f");
+        let e = raise
+            .call(std::slice::from_ref(&bad))
+            .expect_err("raise")
+            .to_string();
         assert!(e.contains("not positive definite"), "{e}");
         let inv = function(std::slice::from_ref(&x), &[la::inv(&x).expect("inv")])
             .mode(mode)
@@ -258,10 +278,7 @@ fn tril_triu_diagonal_and_trace_match_numpy() {
         la::diagonal(&x).expect("diagonal"),
     ];
     let want = [
-        t(
-            &[1., 0., 0., 0., 5., 6., 0., 0., 9., 10., 11., 0.],
-            &[3, 4],
-        ),
+        t(&[1., 0., 0., 0., 5., 6., 0., 0., 9., 10., 11., 0.], &[3, 4]),
         t(&[0., 2., 3., 4., 0., 0., 7., 8., 0., 0., 0., 12.], &[3, 4]),
         t(&[1., 6., 11.], &[3]),
     ];
@@ -276,11 +293,7 @@ fn tril_triu_diagonal_and_trace_match_numpy() {
     );
 }
 
-fn vg(
-    what: &str,
-    f: impl FnOnce(&[Var]) -> Result<Var, oxtensor::GraphError>,
-    points: &[Tensor],
-) {
+fn vg(what: &str, f: impl FnOnce(&[Var]) -> Result<Var, oxtensor::GraphError>, points: &[Tensor]) {
     verify_grad(
         |xs| Ok(f(xs)?),
         points,
@@ -295,8 +308,16 @@ fn vg(
 #[test]
 fn gradients_of_cholesky_match_finite_differences() {
     for batch in [&[][..], &[2][..]] {
-        vg("cholesky lower", |x| la::cholesky(&x[0], true, true), &[spd(7, batch, 4)]);
-        vg("cholesky upper", |x| la::cholesky(&x[0], false, true), &[spd(8, batch, 3)]);
+        vg(
+            "cholesky lower",
+            |x| la::cholesky(&x[0], true, true),
+            &[spd(7, batch, 4)],
+        );
+        vg(
+            "cholesky upper",
+            |x| la::cholesky(&x[0], false, true),
+            &[spd(8, batch, 3)],
+        );
     }
 }
 
@@ -378,7 +399,11 @@ fn gradients_of_eigh_match_finite_differences() {
     for batch in [&[][..], &[2][..]] {
         let a = spd(15, batch, 4);
         for lower in [true, false] {
-            vg("eigh w", |x| Ok(la::eigh(&x[0], lower)?.0), std::slice::from_ref(&a));
+            vg(
+                "eigh w",
+                |x| Ok(la::eigh(&x[0], lower)?.0),
+                std::slice::from_ref(&a),
+            );
             // Eigenvectors are defined up to sign: check a sign-free function of them.
             vg(
                 "eigh v",
@@ -388,7 +413,11 @@ fn gradients_of_eigh_match_finite_differences() {
                 },
                 std::slice::from_ref(&a),
             );
-            vg("eigvalsh", |x| la::eigvalsh(&x[0], lower), std::slice::from_ref(&a));
+            vg(
+                "eigvalsh",
+                |x| la::eigvalsh(&x[0], lower),
+                std::slice::from_ref(&a),
+            );
         }
     }
 }
@@ -416,7 +445,10 @@ fn a_gaussian_log_likelihood_differentiates_through_cholesky_and_triangular_solv
             let alpha = la::solve_triangular(&l, &x[1], false, true, false, None)?;
             let quad = ops::sum(&ops::mul(&alpha, &alpha)?, None, false)?;
             let logdet = ops::sum(&ops::log(&la::diagonal(&l)?)?, None, false)?;
-            ops::neg(&ops::add(&ops::with_scalar(oxtensor::oxtensor_graph::ScalarOp::Mul, &quad, 0.5, false)?, &logdet)?)
+            ops::neg(&ops::add(
+                &ops::with_scalar(oxtensor::oxtensor_graph::ScalarOp::Mul, &quad, 0.5, false)?,
+                &logdet,
+            )?)
         },
         &[k, y],
     );

@@ -55,7 +55,7 @@ pub fn cholesky(a: &Var, lower: bool, nan_on_error: bool) -> Built {
             lower,
             nan_on_error,
         },
-        &[a.clone()],
+        std::slice::from_ref(a),
     )
 }
 
@@ -120,77 +120,81 @@ pub fn lu_solve(lu: &Var, piv: &Var, b: &Var, trans: bool, b_ndim_: Option<usize
 /// `numpy.linalg.inv`.
 #[track_caller]
 pub fn inv(a: &Var) -> Built {
-    one(LinalgOp::Inv, &[a.clone()])
+    one(LinalgOp::Inv, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.pinv`.
 #[track_caller]
 pub fn pinv(a: &Var) -> Built {
-    one(LinalgOp::Pinv, &[a.clone()])
+    one(LinalgOp::Pinv, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.det`.
 #[track_caller]
 pub fn det(a: &Var) -> Built {
-    one(LinalgOp::Det, &[a.clone()])
+    one(LinalgOp::Det, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.slogdet`: `(sign, logabsdet)`.
 #[track_caller]
 pub fn slogdet(a: &Var) -> Result<(Var, Var), GraphError> {
-    two(LinalgOp::SLogDet, &[a.clone()])
+    two(LinalgOp::SLogDet, std::slice::from_ref(a))
 }
 
 /// `scipy.linalg.eigh(a, lower)`: `(w, v)`.
 #[track_caller]
 pub fn eigh(a: &Var, lower: bool) -> Result<(Var, Var), GraphError> {
-    two(LinalgOp::Eigh { lower }, &[a.clone()])
+    two(LinalgOp::Eigh { lower }, std::slice::from_ref(a))
 }
 
 /// `scipy.linalg.eigvalsh(a, lower)`.
 #[track_caller]
 pub fn eigvalsh(a: &Var, lower: bool) -> Built {
-    one(LinalgOp::Eigvalsh { lower }, &[a.clone()])
+    one(LinalgOp::Eigvalsh { lower }, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.eig` for real eigenvalues: `(w, v)`.
 #[track_caller]
 pub fn eig(a: &Var) -> Result<(Var, Var), GraphError> {
-    two(LinalgOp::Eig, &[a.clone()])
+    two(LinalgOp::Eig, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.svd(a, full_matrices, compute_uv)`: `[u, s, vh]`, or `[s]`.
 #[track_caller]
-pub fn svd(a: &Var, full_matrices: bool, compute_uv: bool) -> Result<SmallVec<[Var; 1]>, GraphError> {
+pub fn svd(
+    a: &Var,
+    full_matrices: bool,
+    compute_uv: bool,
+) -> Result<SmallVec<[Var; 1]>, GraphError> {
     let op = LinalgOp::Svd {
         full_matrices,
         compute_uv,
     };
-    linalg(op, &[a.clone()])
+    linalg(op, std::slice::from_ref(a))
 }
 
 /// `numpy.linalg.qr(a, mode)`: `[q, r]`, or `[r]`.
 #[track_caller]
 pub fn qr(a: &Var, mode: QrMode) -> Result<SmallVec<[Var; 1]>, GraphError> {
-    linalg(LinalgOp::Qr { mode }, &[a.clone()])
+    linalg(LinalgOp::Qr { mode }, std::slice::from_ref(a))
 }
 
 /// `scipy.linalg.lu(a, p_indices)`: `[p, l, u]`.
 #[track_caller]
 pub fn lu(a: &Var, p_indices: bool) -> Result<SmallVec<[Var; 1]>, GraphError> {
-    linalg(LinalgOp::Lu { p_indices }, &[a.clone()])
+    linalg(LinalgOp::Lu { p_indices }, std::slice::from_ref(a))
 }
 
 /// `scipy.linalg.lu_factor(a)`: `(lu, piv)`.
 #[track_caller]
 pub fn lu_factor(a: &Var) -> Result<(Var, Var), GraphError> {
-    two(LinalgOp::LuFactor, &[a.clone()])
+    two(LinalgOp::LuFactor, std::slice::from_ref(a))
 }
 
 /// `scipy.linalg.expm`.
 #[track_caller]
 pub fn expm(a: &Var) -> Built {
-    one(LinalgOp::Expm, &[a.clone()])
+    one(LinalgOp::Expm, std::slice::from_ref(a))
 }
 
 /// Kronecker product of the trailing matrices.
@@ -249,7 +253,10 @@ fn band(rows: &Var, cols: &Var, k: i64, cmp: ScalarOp) -> Built {
     let j = arange(&zero, cols, &one_, DType::I64)?;
     let diff = elemwise(
         ScalarOp::Sub,
-        &[dimshuffle(&j, &[None, Some(0)])?, dimshuffle(&i, &[Some(0), None])?],
+        &[
+            dimshuffle(&j, &[None, Some(0)])?,
+            dimshuffle(&i, &[Some(0), None])?,
+        ],
     )?;
     elemwise(cmp, &[diff, Var::int_constant(k)])
 }
@@ -313,7 +320,9 @@ pub fn diagonal_k(x: &Var, k: i64) -> Built {
         ScalarOp::Add,
         &[elemwise(ScalarOp::Mul, &[i, stride])?, start],
     )?;
-    let mut dims: Vec<Var> = (0..n - 2).map(|d| shape_i(x, d)).collect::<Result<_, _>>()?;
+    let mut dims: Vec<Var> = (0..n - 2)
+        .map(|d| shape_i(x, d))
+        .collect::<Result<_, _>>()?;
     dims.push(elemwise(ScalarOp::Mul, &[r, c])?);
     let flat = super::reshape_sym(x, &dims)?;
     super::take(&flat, &idx, -1)

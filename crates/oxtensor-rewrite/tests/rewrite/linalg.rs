@@ -14,7 +14,11 @@ fn linalg(v: &Var) -> Var {
 fn dominant(m: &Var) -> Var {
     let three = Var::int_constant(3);
     let eye = b::eye(&three, &three, &Var::int_constant(0), m.dtype()).unwrap();
-    b::add(m, &b::with_scalar(oxtensor_graph::ScalarOp::Mul, &eye, 4.0, false).unwrap()).unwrap()
+    b::add(
+        m,
+        &b::with_scalar(oxtensor_graph::ScalarOp::Mul, &eye, 4.0, false).unwrap(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -25,7 +29,14 @@ fn inv_matmul_to_solve() {
     assert_same(&linalg(&plain), &want);
     let before = b::matmul(&la::inv(&dominant(&m)).unwrap(), &y).unwrap();
     let ins = [m, y];
-    assert_same_values(&ins, &before, &linalg(&before), &[&[3, 3], &[3, 2]], (-1.0, 1.0), 1e-12);
+    assert_same_values(
+        &ins,
+        &before,
+        &linalg(&before),
+        &[&[3, 3], &[3, 2]],
+        (-1.0, 1.0),
+        1e-12,
+    );
 }
 
 #[test]
