@@ -198,17 +198,45 @@ pub(crate) fn pullback(
             let gw = g0()?;
             grads(wanted, |_| eigh(*lower, &outputs[0], &v, &gw, None))
         }
+        LinalgOp::Expm => {
+            let g = g0()?;
+            grads(wanted, |_| expm(&inputs[0], &g))
+        }
+        LinalgOp::SolveSylvester => {
+            // a x + x b = q: with s solving aᵀ s + s bᵀ = ḡ, q̄ = s, ā = −s xᵀ, b̄ = −xᵀ s.
+            let (a, bm, x, g) = (&inputs[0], &inputs[1], &outputs[0], g0()?);
+            let s = la::solve_sylvester(&mt(a)?, &mt(bm)?, &g)?;
+            grads(wanted, |k| match k {
+                0 => neg(&mm(&s, &mt(x)?)?),
+                1 => neg(&mm(&mt(x)?, &s)?),
+                _ => Ok(s.clone()),
+            })
+        }
+        LinalgOp::SolveContinuousLyapunov => {
+            // a x + x aᵀ = q: with s solving aᵀ s + s a = ḡ, q̄ = s, ā = −(s xᵀ + sᵀ x).
+            let (a, x, g) = (&inputs[0], &outputs[0], g0()?);
+            let s = la::solve_continuous_lyapunov(&mt(a)?, &g)?;
+            grads(wanted, |k| match k {
+                0 => neg(&add(&mm(&s, &mt(x)?)?, &mm(&mt(&s)?, x)?)?),
+                _ => Ok(s.clone()),
+            })
+        }
+        LinalgOp::SolveDiscreteLyapunov => {
+            // x = a x aᵀ + q: with s solving aᵀ s a − s + ḡ = 0, q̄ = s, ā = s a xᵀ + sᵀ a x.
+            let (a, x, g) = (&inputs[0], &outputs[0], g0()?);
+            let s = la::solve_discrete_lyapunov(&mt(a)?, &g)?;
+            grads(wanted, |k| match k {
+                0 => add(&mm(&mm(&s, a)?, &mt(x)?)?, &mm(&mm(&mt(&s)?, a)?, x)?),
+                _ => Ok(s.clone()),
+            })
+        }
         LinalgOp::Eig
         | LinalgOp::Svd { .. }
         | LinalgOp::Qr { .. }
         | LinalgOp::Lu { .. }
         | LinalgOp::LuFactor
         | LinalgOp::LuSolve { .. }
-        | LinalgOp::Expm
-        | LinalgOp::Kron
-        | LinalgOp::SolveSylvester
-        | LinalgOp::SolveContinuousLyapunov
-        | LinalgOp::SolveDiscreteLyapunov => per_input(wanted, |k| {
+        | LinalgOp::Kron => per_input(wanted, |k| {
             Ok(Term::Undefined(format!(
                 "{op} has no gradient implemented yet (input {k}, {})",
                 inputs[k].describe()
@@ -272,6 +300,21 @@ fn pinv(x: &Var, z: &Var, g: &Var) -> Built {
     let t2 = mm(&mm(&mm(z, &zt)?, g)?, &i_xz)?;
     let t3 = mm(&mm(&mm(&i_zx, g)?, &zt)?, z)?;
     mt(&add(&add(&t1, &t2)?, &t3)?)
+}
+
+/// The expm pullback, exactly, by Van Loan's block formula: `ā` is the upper-right block of
+/// `expm([[aᵀ, ḡ], [0, aᵀ]])`.
+fn expm(a: &Var, g: &Var) -> Built {
+    let at = mt(a)?;
+    let zero = b::zeros_like(&at, None)?;
+    let top = b::concatenate(&[at.clone(), g.clone()], -1)?;
+    let bottom = b::concatenate(&[zero, at.clone()], -1)?;
+    let big = la::expm(&b::concatenate(&[top, bottom], -2)?)?;
+    let n = b::shape_i(a, a.ndim() - 1)?;
+    let sizes = [n.clone(), n];
+    let rows = b::split(&big, &sizes, -2)?;
+    let block = b::split(&rows[0], &sizes, -1)?;
+    Ok(block[1].clone())
 }
 
 /// The identity matrix of the last (square) dimensions of `x`.

@@ -423,6 +423,42 @@ fn gradients_of_eigh_match_finite_differences() {
 }
 
 #[test]
+fn gradients_of_matrix_equations_and_expm_match_finite_differences() {
+    for batch in [&[][..], &[2][..]] {
+        let a = shifted(20, batch, 3, 3.0);
+        let bm = shifted(21, batch, 2, 2.0);
+        let q = t(&uniform(22, 6), &[3, 2]);
+        let q3 = t(&uniform(23, 9), &[3, 3]);
+        vg(
+            "solve_sylvester",
+            |x| la::solve_sylvester(&x[0], &x[1], &x[2]),
+            &[a.clone(), bm, q],
+        );
+        vg(
+            "solve_continuous_lyapunov",
+            |x| la::solve_continuous_lyapunov(&x[0], &x[1]),
+            &[a.clone(), q3.clone()],
+        );
+        // Spectral radius below one, so the discrete equation is well conditioned.
+        let small = shifted(24, batch, 3, 0.0).cast(DType::F64);
+        let small = t(
+            &small
+                .to_vec_as::<f64>()
+                .iter()
+                .map(|v| 0.3 * v)
+                .collect::<Vec<_>>(),
+            small.shape(),
+        );
+        vg(
+            "solve_discrete_lyapunov",
+            |x| la::solve_discrete_lyapunov(&x[0], &x[1]),
+            &[small.clone(), q3],
+        );
+        vg("expm", |x| la::expm(&x[0]), &[small]);
+    }
+}
+
+#[test]
 fn gradient_of_a_broadcast_right_hand_side_is_summed_over_the_batch() {
     let g = shifted(16, &[2], 3, 3.0);
     let bv = t(&uniform(17, 3), &[3]);
