@@ -225,6 +225,18 @@ def test_tensorinv_and_tensorsolve_match_numpy(rng):
     np.testing.assert_allclose(run([A, B], [la.tensorsolve(A, B)], [a, b])[0], np.linalg.tensorsolve(a, b), rtol=1e-10)
 
 
+def test_block_diag_and_lstsq_match_scipy_and_numpy(rng):
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((1, 2))
+    A, B = sym(a, "a"), sym(b, "b")
+    np.testing.assert_allclose(run([A, B], [la.block_diag(A, B)], [a, b])[0], sla.block_diag(a, b))
+    m, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    M, Y = sym(m, "m"), sym(y, "y")
+    got = run([M, Y], list(la.lstsq(M, Y)), [m, y])
+    want = np.linalg.lstsq(m, y, rcond=None)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"output {k}")
+
+
 def test_old_import_paths():
     from oxtensor.tensor import nlinalg, slinalg
 

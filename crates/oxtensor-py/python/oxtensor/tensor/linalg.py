@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from oxtensor import _core
 from oxtensor.tensor import basic as _basic
 from oxtensor.tensor import math as _math
@@ -40,6 +42,8 @@ __all__ = [
     "matrix_power",
     "matrix_dot",
     "kron",
+    "block_diag",
+    "lstsq",
     "expm",
     "solve_continuous_lyapunov",
     "solve_discrete_lyapunov",
@@ -287,6 +291,45 @@ def kron(a, b):
         b_pat += ["x", d]
     prod = a.dimshuffle(*a_pat) * b.dimshuffle(*b_pat)
     return _basic.reshape(prod, [a.shape[d] * b.shape[d] for d in range(nd)], ndim=nd)
+
+
+def block_diag(*matrices):
+    """The block-diagonal matrix of 2-d ``matrices`` (``scipy.linalg.block_diag``), built
+    from joins of the blocks and zeros."""
+    ms = [_basic.as_tensor_variable(m) for m in matrices]
+    if not ms:
+        raise ValueError("block_diag needs at least one matrix")
+    if any(m.ndim != 2 for m in ms):
+        raise ValueError("block_diag: every block must be a matrix (2-d)")
+    dtype = np.result_type(*[np.dtype(m.dtype) for m in ms]).name
+    rows = []
+    for i, m in enumerate(ms):
+        parts = [
+            _basic.cast(m, dtype) if i == j else _basic.zeros((m.shape[0], o.shape[1]), dtype=dtype)
+            for j, o in enumerate(ms)
+        ]
+        rows.append(_basic.concatenate(parts, axis=1))
+    return _basic.concatenate(rows, axis=0)
+
+
+def lstsq(a, b, rcond=None):
+    """``(x, residuals, rank, s)`` like ``numpy.linalg.lstsq``, from ``pinv`` and ``svd``:
+    ``x = pinv(a) @ b``; ``residuals`` are the squared residual norms per column (NumPy
+    returns an empty array when ``a`` is rank-deficient or not tall; here they are always
+    computed); ``rank`` counts singular values above ``rcond · max(s)`` (NumPy's default
+    ``rcond`` is ``eps · max(m, n)``)."""
+    a, b = _basic.as_tensor_variable(a), _basic.as_tensor_variable(b)
+    x = _math.matmul(pinv(a), b)
+    r = b - _math.matmul(a, x)
+    residuals = _math.sum(r * r, axis=0)
+    s = svd(a, compute_uv=False)
+    if rcond is None:
+        eps = np.finfo("float32" if s.dtype == "float32" else "float64").eps
+        cutoff = _math.max(s) * eps * _math.maximum(a.shape[0], a.shape[1])
+    else:
+        cutoff = _math.max(s) * rcond
+    rank = _math.sum(_math.gt(s, cutoff), axis=None)
+    return x, residuals, _basic.cast(rank, "int32"), s
 
 
 def _vector_norm(x, ord, axis, keepdims):
