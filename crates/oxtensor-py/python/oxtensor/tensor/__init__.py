@@ -12,8 +12,8 @@ from oxtensor.tensor.math import *  # noqa: F401,F403
 from oxtensor.tensor.math import __all__ as _math_all
 from oxtensor.tensor.subtensor import *  # noqa: F401,F403
 from oxtensor.tensor.subtensor import __all__ as _subtensor_all
-from oxtensor.tensor.matrix import *  # noqa: F401,F403
-from oxtensor.tensor.matrix import __all__ as _matrix_all
+from oxtensor.tensor._matrix import *  # noqa: F401,F403
+from oxtensor.tensor._matrix import __all__ as _matrix_all
 from oxtensor.tensor import linalg, nlinalg, slinalg  # noqa: F401
 from oxtensor.tensor.type import TensorType
 from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
