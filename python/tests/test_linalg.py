@@ -296,3 +296,23 @@ def test_a_gp_log_likelihood_and_its_gradient(rng):
     val, grad = f(0.7)
     np.testing.assert_allclose(val, ref(0.7), rtol=1e-10)
     np.testing.assert_allclose(grad, (ref(0.7 + 1e-6) - ref(0.7 - 1e-6)) / 2e-6, rtol=1e-6)
+
+
+def test_cholesky_eigh_and_det_gradients_equal_pytensors(rng):
+    pytensor = pytest.importorskip("pytensor")
+    ptt = pytest.importorskip("pytensor.tensor")
+    a = spd(rng, 4, 4)
+    w = rng.uniform(0.5, 1.5, size=(4, 4))
+
+    def costs(lib, mod, x):
+        return [
+            mod.sum(w * mod.linalg.cholesky(x)),
+            mod.sum(w[0] * mod.linalg.eigh(x)[0]) + mod.sum(w * mod.linalg.eigh(x)[1] ** 2),
+            mod.linalg.det(x),
+        ]
+
+    xo, xp = pt.dmatrix("x"), ptt.dmatrix("x")
+    ours = oxtensor.function([xo], [oxtensor.grad(c, xo) for c in costs(oxtensor, pt, xo)])(a)
+    theirs = pytensor.function([xp], [pytensor.grad(c, xp) for c in costs(pytensor, ptt, xp)])(a)
+    for k, (o, p) in enumerate(zip(ours, theirs)):
+        np.testing.assert_allclose(o, p, rtol=1e-9, atol=1e-11, err_msg=f"cost {k}")
