@@ -230,8 +230,38 @@ pub(crate) fn pullback(
                 _ => Ok(s.clone()),
             })
         }
+        LinalgOp::Svd {
+            full_matrices,
+            compute_uv,
+        } => {
+            let a = &inputs[0];
+            let uv_used = *compute_uv && (cotangents[0].is_some() || cotangents[2].is_some());
+            if !uv_used {
+                // Only the singular values reach the cost: ā = u diag(s̄) vh, thin factors.
+                let gs = if *compute_uv {
+                    &cotangents[1]
+                } else {
+                    &cotangents[0]
+                };
+                let gs = or_zeros(gs, &outputs[usize::from(*compute_uv)])?;
+                let thin = la::svd(a, false, true)?;
+                return grads(wanted, |_| mm(&mul(&thin[0], &row(&gs)?)?, &thin[2]));
+            }
+            if *full_matrices {
+                return per_input(wanted, |_| {
+                    Ok(Term::Undefined(format!(
+                        "{op}: the gradient through u or vh needs full_matrices=False (as in PyTensor)"
+                    )))
+                });
+            }
+            let gu = or_zeros(&cotangents[0], &outputs[0])?;
+            let gs = or_zeros(&cotangents[1], &outputs[1])?;
+            let gvh = or_zeros(&cotangents[2], &outputs[2])?;
+            grads(wanted, |_| {
+                svd(a, &outputs[0], &outputs[1], &outputs[2], &gu, &gs, &gvh)
+            })
+        }
         LinalgOp::Eig
-        | LinalgOp::Svd { .. }
         | LinalgOp::Qr { .. }
         | LinalgOp::Lu { .. }
         | LinalgOp::LuFactor
@@ -300,6 +330,51 @@ fn pinv(x: &Var, z: &Var, g: &Var) -> Built {
     let t2 = mm(&mm(&mm(z, &zt)?, g)?, &i_xz)?;
     let t3 = mm(&mm(&mm(&i_zx, g)?, &zt)?, z)?;
     mt(&add(&add(&t1, &t2)?, &t3)?)
+}
+
+/// `max(|t|, ε)·sign(t)` with sign 1 at 0: a difference of singular values kept away from
+/// zero (Seeger et al. 2017, as PyTensor), so repeated values give large but finite terms.
+fn away_from_zero(t: &Var) -> Built {
+    let eps = b::weak_constant(Scalar::Float(1e-8), t.dtype());
+    let one = b::weak_constant(Scalar::Float(1.0), t.dtype());
+    let zero = b::weak_constant(Scalar::Float(0.0), t.dtype());
+    let sign = b::switch(&b::eq(t, &zero)?, &one, &b::sign(t)?)?;
+    mul(&b::maximum(&b::abs(t)?, &eps)?, &sign)
+}
+
+/// The thin-SVD pullback (PyTensor's, after autograd and Seeger et al. 2017), with
+/// `E_ij = 1/((s_j − s_i)(s_j + s_i))` off the diagonal:
+/// `ā = u [(E ∘ (uᵀū − ūᵀu)) diag(s) + diag(s̄) + diag(s) (E ∘ (vhv̄ − v̄ᵀvᵀ))] vh`, plus
+/// the terms of the non-square part, `(u/s) v̄h (I − v vh)` and `(I − u uᵀ) ū (vh/s)ᵀ…`, each
+/// of which vanishes unless the matrix is wide (respectively tall).
+fn svd(u: &Var, s: &Var, vh: &Var, gu: &Var, gs: &Var, gvh: &Var) -> Built {
+    let (srow, scol) = (row(s)?, column(s)?);
+    let denom = mul(
+        &away_from_zero(&b::sub(&srow, &scol)?)?,
+        &away_from_zero(&add(&srow, &scol)?)?,
+    )?;
+    let e = la::zero_diagonal(&b::reciprocal(&denom)?)?;
+    let utgu = mm(&mt(u)?, gu)?;
+    let vtgv = mm(vh, &mt(gvh)?)?;
+    let left = mul(&mul(&e, &b::sub(&utgu, &mt(&utgu)?)?)?, &srow)?;
+    let right = mul(&scol, &mul(&e, &b::sub(&vtgv, &mt(&vtgv)?)?)?)?;
+    let core = add(&add(&left, &la::diag_embed(gs)?)?, &right)?;
+    let mut abar = mm(&mm(u, &core)?, vh)?;
+    let v = mt(vh)?;
+    // Wide matrices: (u / s) v̄h (I − v vh).
+    let vvh = mm(&v, vh)?;
+    let wide = mm(
+        &mm(&b::true_div(u, &srow)?, gvh)?,
+        &b::sub(&eye_like(&vvh)?, &vvh)?,
+    )?;
+    // Tall matrices: ((v / s) ūᵀ (I − u uᵀ))ᵀ.
+    let uut = mm(u, &mt(u)?)?;
+    let tall = mt(&mm(
+        &mm(&b::true_div(&v, &srow)?, &mt(gu)?)?,
+        &b::sub(&eye_like(&uut)?, &uut)?,
+    )?)?;
+    abar = add(&add(&abar, &wide)?, &tall)?;
+    Ok(abar)
 }
 
 /// The expm pullback, exactly, by Van Loan's block formula: `ā` is the upper-right block of

@@ -459,6 +459,45 @@ fn gradients_of_matrix_equations_and_expm_match_finite_differences() {
 }
 
 #[test]
+fn gradients_of_svd_match_finite_differences() {
+    for batch in [&[][..], &[2][..]] {
+        for (m, n) in [(3, 3), (4, 3), (3, 4)] {
+            let count = batch.iter().product::<usize>() * m * n;
+            let mut shape = batch.to_vec();
+            shape.extend([m, n]);
+            let a = t(&uniform(30 + m as u64 * 7 + n as u64, count), &shape);
+            vg(
+                "svd s",
+                |x| Ok(la::svd(&x[0], false, false)?.remove(0)),
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "svd s (full)",
+                |x| Ok(la::svd(&x[0], true, true)?.remove(1)),
+                std::slice::from_ref(&a),
+            );
+            // Singular vectors are defined up to sign: check sign-free functions of them.
+            vg(
+                "svd u",
+                |x| {
+                    let u = la::svd(&x[0], false, true)?.remove(0);
+                    ops::mul(&u, &u)
+                },
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "svd vh",
+                |x| {
+                    let vh = la::svd(&x[0], false, true)?.remove(2);
+                    ops::mul(&vh, &vh)
+                },
+                std::slice::from_ref(&a),
+            );
+        }
+    }
+}
+
+#[test]
 fn gradient_of_a_broadcast_right_hand_side_is_summed_over_the_batch() {
     let g = shifted(16, &[2], 3, 3.0);
     let bv = t(&uniform(17, 3), &[3]);
