@@ -258,7 +258,7 @@ pub(crate) fn pullback(
             let gs = or_zeros(&cotangents[1], &outputs[1])?;
             let gvh = or_zeros(&cotangents[2], &outputs[2])?;
             grads(wanted, |_| {
-                svd(a, &outputs[0], &outputs[1], &outputs[2], &gu, &gs, &gvh)
+                svd(&outputs[0], &outputs[1], &outputs[2], &gu, &gs, &gvh)
             })
         }
         LinalgOp::Eig
