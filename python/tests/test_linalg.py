@@ -265,6 +265,11 @@ def test_gradients_match_finite_differences(batch, rng):
     fd_check(lambda x: la.eigh(x)[1] ** 2, [a], rng)
     fd_check(lambda x: la.eigvalsh(x), [a], rng)
     fd_check(lambda x: pt.trace(x, axis1=-2, axis2=-1), [g], rng)
+    fd_check(lambda x: la.svd(x, compute_uv=False), [g[..., :2]], rng)
+    fd_check(lambda x: la.svd(x, full_matrices=False)[0] ** 2, [g[..., :2]], rng)
+    fd_check(lambda x: la.expm(x / 4), [g], rng)
+    fd_check(lambda x, y: la.solve_continuous_lyapunov(x, y), [g, a], rng)
+    fd_check(lambda x, y, z: la.solve_sylvester(x, y, z), [g, g[..., :2, :2], b], rng)
     fd_check(lambda x: la.kron(x, x), [g], rng)
     fd_check(lambda x: la.norm(x, axis=(-2, -1)), [g], rng)
 
