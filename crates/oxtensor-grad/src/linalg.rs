@@ -261,12 +261,15 @@ pub(crate) fn pullback(
                 svd(&outputs[0], &outputs[1], &outputs[2], &gu, &gs, &gvh)
             })
         }
+        LinalgOp::Kron => {
+            let g = g0()?;
+            grads(wanted, |k| kron(&inputs[0], &inputs[1], &g, k))
+        }
         LinalgOp::Eig
         | LinalgOp::Qr { .. }
         | LinalgOp::Lu { .. }
         | LinalgOp::LuFactor
-        | LinalgOp::LuSolve { .. }
-        | LinalgOp::Kron => per_input(wanted, |k| {
+        | LinalgOp::LuSolve { .. } => per_input(wanted, |k| {
             Ok(Term::Undefined(format!(
                 "{op} has no gradient implemented yet (input {k}, {})",
                 inputs[k].describe()
@@ -375,6 +378,36 @@ fn svd(u: &Var, s: &Var, vh: &Var, gu: &Var, gs: &Var, gvh: &Var) -> Built {
     )?)?;
     abar = add(&add(&abar, &wide)?, &tall)?;
     Ok(abar)
+}
+
+/// The kron pullback: with `ḡ` seen as `(…, m, p, n, q)`, `ā = Σ_{k,l} ḡ[…, i, k, j, l] b[…, k, l]`
+/// and `b̄ = Σ_{i,j} ḡ[…, i, k, j, l] a[…, i, j]` (`k` picks the input).
+fn kron(a: &Var, bm: &Var, g: &Var, k: usize) -> Built {
+    let nd = g.ndim();
+    let dim = |v: &Var, d: usize| b::shape_i(v, v.ndim() - 2 + d);
+    let mut dims: Vec<Var> = (0..nd - 2)
+        .map(|d| b::shape_i(g, d))
+        .collect::<Result<_, _>>()?;
+    dims.extend([dim(a, 0)?, dim(bm, 0)?, dim(a, 1)?, dim(bm, 1)?]);
+    let g6 = b::reshape_sym(g, &dims)?;
+    // Spread an operand's two core axes over positions (r, c) of the six-axis layout.
+    let spread = |v: &Var, r: usize, c: usize| -> Built {
+        let lead = nd - 2;
+        let v = b::pad_rank(v, nd)?;
+        let mut order: Vec<Option<usize>> = (0..lead).map(Some).collect();
+        let mut core = [None; 4];
+        core[r] = Some(lead);
+        core[c] = Some(lead + 1);
+        order.extend(core);
+        b::dimshuffle(&v, &order)
+    };
+    if k == 0 {
+        let prod = mul(&g6, &spread(bm, 1, 3)?)?;
+        b::sum(&prod, Some(&[-3, -1]), false)
+    } else {
+        let prod = mul(&g6, &spread(a, 0, 2)?)?;
+        b::sum(&prod, Some(&[-4, -2]), false)
+    }
 }
 
 /// The expm pullback, exactly, by Van Loan's block formula: `ā` is the upper-right block of

@@ -455,6 +455,8 @@ fn gradients_of_matrix_equations_and_expm_match_finite_differences() {
             &[small.clone(), q3],
         );
         vg("expm", |x| la::expm(&x[0]), &[small]);
+        let k = t(&uniform(25, 6), &[2, 3]);
+        vg("kron", |x| la::kron(&x[0], &x[1]), &[a.clone(), k]);
     }
 }
 
