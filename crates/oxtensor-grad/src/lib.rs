@@ -76,6 +76,7 @@ mod higher;
 mod index;
 mod inner;
 mod layout;
+mod linalg;
 pub mod marker;
 mod matmul;
 mod reduce;

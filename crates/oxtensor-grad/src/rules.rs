@@ -9,7 +9,7 @@
 //! cotangent and only build nodes that themselves have rules, so gradients of gradients work.
 
 use crate::error::GradError;
-use crate::{elemwise, index, inner, layout, marker, matmul, reduce};
+use crate::{elemwise, index, inner, layout, linalg, marker, matmul, reduce};
 use oxtensor_graph::build::Built;
 use oxtensor_graph::{Axes, FrozenGraph, GraphError, Op, ReduceOp, Var, infer_types, toposort};
 use rustc_hash::FxHashMap;
@@ -144,6 +144,7 @@ pub fn op_pullback(
         Op::OpFromGraph(o) => inner::op_from_graph(o, inputs, outputs, cotangents, wanted)?,
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,
         Op::Scan(s) => crate::scan::pullback(s, inputs, outputs, cotangents, wanted)?,
+        Op::Linalg(l) => linalg::pullback(l, inputs, outputs, cotangents, wanted)?,
     };
     Ok(terms)
 }

@@ -766,6 +766,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
                 .map(|(i, (t, e))| crate::inner::join_branch_types(op, i, t, e))
                 .collect()
         }
+        Op::Linalg(l) => crate::linalg::infer(l, inputs),
     }
 }
 

@@ -139,6 +139,9 @@ pub enum Op {
     /// values, then the values every step reads; one output per state and per mapped output,
     /// the values of every step stacked (see [`crate::scan`]).
     Scan(Arc<Scan>),
+    /// A linear-algebra operation (decomposition, solver, matrix function), batched over
+    /// leading dimensions with NumPy's gufunc broadcasting: see [`crate::LinalgOp`].
+    Linalg(crate::LinalgOp),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -250,6 +253,7 @@ impl Op {
             Op::OpFromGraph(o) => o.body.outputs().len(),
             Op::IfElse(b) => b.then_branch.outputs().len(),
             Op::Scan(s) => s.n_outputs(),
+            Op::Linalg(l) => l.n_outputs(),
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -400,6 +404,7 @@ impl fmt::Display for Op {
             Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),
             Op::IfElse(_) => write!(f, "IfElse"),
             Op::Scan(s) => write!(f, "Scan{{{}}}", s.name.as_deref().unwrap_or("scan_fn")),
+            Op::Linalg(l) => write!(f, "{l}"),
         }
     }
 }

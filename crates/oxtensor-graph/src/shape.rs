@@ -187,6 +187,7 @@ fn node_dims(
             }
             single(dims)
         }
+        Op::Linalg(_) => outputs.iter().map(fallback).collect(),
     }
 }
 

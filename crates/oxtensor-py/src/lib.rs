@@ -12,6 +12,7 @@
 //!   buffer without a copy).
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
+//! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
@@ -22,6 +23,7 @@ pub mod errors;
 pub mod function;
 pub mod gradient;
 pub mod inner;
+pub mod linalg;
 pub mod operand;
 pub mod profile;
 pub mod scan;
@@ -43,5 +45,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gradient::register(m)?;
     inner::register(m)?;
     scan::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -2,8 +2,8 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, BRANCHES, FOLD, LAYOUT, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE, STABILIZE,
-    USELESS, fuse, merge_branches,
+    ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE,
+    STABILIZE, USELESS, fuse, merge_branches,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
@@ -36,7 +36,7 @@ pub struct Pass {
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
 /// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape, branches |
-/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products |
+/// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
 /// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches |
 /// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
@@ -62,7 +62,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "stabilize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, STABILIZE, SIGMOID, PRODUCTS],
+        rule_sets: &[FOLD, USELESS, STABILIZE, SIGMOID, PRODUCTS, LINALG],
         graph_pass: None,
     },
     Pass {

@@ -143,6 +143,8 @@ pub enum OpKind {
     IfElse,
     /// [`Op::Scan`].
     Scan,
+    /// [`Op::Linalg`] (any linear-algebra op; rules match the [`oxtensor_graph::LinalgOp`]).
+    Linalg,
 }
 
 impl OpKind {
@@ -174,6 +176,7 @@ impl OpKind {
             Op::OpFromGraph(_) => OpKind::OpFromGraph,
             Op::IfElse(_) => OpKind::IfElse,
             Op::Scan(_) => OpKind::Scan,
+            Op::Linalg(_) => OpKind::Linalg,
         }
     }
 }

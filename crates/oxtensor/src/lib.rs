@@ -34,10 +34,10 @@ pub use profile::{NodeTime, Profile};
 pub use shared::{get_value, set_value, shared};
 
 pub use oxtensor_data::{DType, Tensor};
-pub use oxtensor_graph::build::{self as ops, Idx, Scalar};
+pub use oxtensor_graph::build::{self as ops, Idx, Scalar, linalg};
 pub use oxtensor_graph::{
-    GraphError, IfElse, OpFromGraph, PrintOptions, Scan, ScanSpec, TensorType, Var, debugprint,
-    ifelse, scan,
+    AssumeA, GraphError, IfElse, LinalgOp, OpFromGraph, PrintOptions, QrMode, Scan, ScanSpec,
+    TensorType, Var, debugprint, ifelse, scan,
 };
 pub use oxtensor_runtime::RuntimeError;
 pub use {oxtensor_data, oxtensor_graph, oxtensor_rewrite, oxtensor_runtime};

@@ -9,6 +9,7 @@
 mod elemwise;
 mod index;
 mod layout;
+pub mod linalg;
 mod methods;
 mod reduce;
 

@@ -44,6 +44,7 @@ fn foldable(op: &Op) -> bool {
         | Op::OpFromGraph(_)
         | Op::IfElse(_)
         | Op::Scan(_) => true,
+        Op::Linalg(_) => true,
     }
 }
 

@@ -9,6 +9,7 @@ mod fold;
 mod fused_reduce;
 mod fusion;
 mod layout;
+mod linalg;
 mod merge_branches;
 mod products;
 mod shape;
@@ -88,6 +89,12 @@ pub const STABILIZE: RuleSet = RuleSet {
 pub const SIGMOID: RuleSet = RuleSet {
     name: "sigmoid",
     rules: sigmoid::RULES,
+};
+
+/// Linear algebra: `inv(a) @ b` as `solve(a, b)`, `log(det(a))` through `slogdet`.
+pub const LINALG: RuleSet = RuleSet {
+    name: "linalg",
+    rules: linalg::RULES,
 };
 
 /// Specialization: small powers, inverse pairs, dot products.

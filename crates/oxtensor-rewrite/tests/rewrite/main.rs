@@ -5,6 +5,7 @@
 mod canonicalize;
 mod common;
 mod driver;
+mod linalg;
 mod products;
 mod properties;
 mod sigmoid;

@@ -7,6 +7,7 @@ mod composite_reduce;
 mod elemwise;
 mod index;
 mod layout;
+mod linalg;
 mod matmul;
 mod reduce;
 pub mod scalar;
@@ -72,6 +73,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         )?),
         // Compiled functions run these through their `InnerBodies`; alone, they run here.
         Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => crate::inner::eval_alone(op, inputs),
+        Op::Linalg(l) => linalg::linalg(l, inputs),
     }
 }
 

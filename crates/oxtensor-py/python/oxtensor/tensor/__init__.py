@@ -12,6 +12,9 @@ from oxtensor.tensor.math import *  # noqa: F401,F403
 from oxtensor.tensor.math import __all__ as _math_all
 from oxtensor.tensor.subtensor import *  # noqa: F401,F403
 from oxtensor.tensor.subtensor import __all__ as _subtensor_all
+from oxtensor.tensor._matrix import *  # noqa: F401,F403
+from oxtensor.tensor._matrix import __all__ as _matrix_all
+from oxtensor.tensor import linalg, nlinalg, slinalg  # noqa: F401
 from oxtensor.tensor.type import TensorType
 from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
 from oxtensor.tensor.sharedvar import TensorSharedVariable
@@ -21,6 +24,8 @@ __all__ = (
     list(_basic_all)
     + list(_math_all)
     + list(_subtensor_all)
+    + list(_matrix_all)
+    + ["linalg", "nlinalg", "slinalg"]
     + ["TensorType", "TensorVariable", "TensorConstant", "TensorSharedVariable", "Variable"]
     + ["grad", "jacobian", "hessian"]
 )
