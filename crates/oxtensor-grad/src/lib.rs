@@ -78,6 +78,7 @@ mod inner;
 mod layout;
 pub mod marker;
 mod matmul;
+mod random;
 mod reduce;
 mod rules;
 mod special;

@@ -140,6 +140,7 @@ pub fn op_pullback(
         Op::MatMul => matmul::pullback(&inputs[0], &inputs[1], &g()?, wanted)?,
         Op::OpFromGraph(o) => inner::op_from_graph(o, inputs, outputs, cotangents, wanted)?,
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,
+        Op::Random(_) => crate::random::pullback(inputs, wanted),
     };
     Ok(terms)
 }

@@ -745,6 +745,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
                 .map(|(i, (t, e))| crate::inner::join_branch_types(op, i, t, e))
                 .collect()
         }
+        Op::Random(r) => crate::random::infer(r, op, inputs),
     }
 }
 

@@ -122,6 +122,9 @@ pub enum Op {
     /// A lazy branch (PyTensor's `ifelse`): input 0 is a 0-d condition, the rest the inputs of
     /// both branch graphs; only the branch taken is computed.
     IfElse(Arc<IfElse>),
+    /// A random draw: inputs `(rng, size, params...)`, outputs `(next_rng, draw)` (see
+    /// [`crate::random`]).
+    Random(crate::RandomOp),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -232,6 +235,7 @@ impl Op {
             Op::Composite(g) => g.outputs().len(),
             Op::OpFromGraph(o) => o.body.outputs().len(),
             Op::IfElse(b) => b.then_branch.outputs().len(),
+            Op::Random(_) => 2,
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -370,6 +374,7 @@ impl fmt::Display for Op {
             Op::MatMul => write!(f, "MatMul"),
             Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),
             Op::IfElse(_) => write!(f, "IfElse"),
+            Op::Random(r) => write!(f, "{r}"),
         }
     }
 }

@@ -173,6 +173,7 @@ fn node_dims(
             }
             single(dims)
         }
+        Op::Random(_) => crate::random::shape(outputs),
     }
 }
 

@@ -137,6 +137,8 @@ pub enum OpKind {
     OpFromGraph,
     /// [`Op::IfElse`].
     IfElse,
+    /// [`Op::Random`].
+    Random,
 }
 
 impl OpKind {
@@ -166,6 +168,7 @@ impl OpKind {
             Op::MatMul => OpKind::MatMul,
             Op::OpFromGraph(_) => OpKind::OpFromGraph,
             Op::IfElse(_) => OpKind::IfElse,
+            Op::Random(_) => OpKind::Random,
         }
     }
 }

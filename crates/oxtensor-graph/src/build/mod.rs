@@ -10,6 +10,7 @@ mod elemwise;
 mod index;
 mod layout;
 mod methods;
+pub mod random;
 mod reduce;
 
 pub use elemwise::*;

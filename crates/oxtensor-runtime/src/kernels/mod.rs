@@ -9,6 +9,7 @@ mod index;
 mod layout;
 mod matmul;
 mod reduce;
+pub mod random;
 pub mod scalar;
 
 pub use composite_reduce::reduce_of_elemwise;
@@ -69,6 +70,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         )?),
         // Compiled functions run these through their `InnerBodies`; alone, they run here.
         Op::OpFromGraph(_) | Op::IfElse(_) => crate::inner::eval_alone(op, inputs),
+        Op::Random(r) => random::random(r, inputs),
     }
 }
 
