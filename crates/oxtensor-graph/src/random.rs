@@ -96,6 +96,47 @@ pub enum Distribution {
 }
 
 impl Distribution {
+    /// Every distribution, in declaration order.
+    pub const ALL: [Distribution; 29] = {
+        use Distribution as D;
+        [
+            D::Normal,
+            D::Uniform,
+            D::Integers,
+            D::Exponential,
+            D::Gamma,
+            D::Beta,
+            D::LogNormal,
+            D::HalfNormal,
+            D::Bernoulli,
+            D::Binomial,
+            D::Poisson,
+            D::Geometric,
+            D::NegativeBinomial,
+            D::Hypergeometric,
+            D::ChiSquare,
+            D::StudentT,
+            D::Cauchy,
+            D::HalfCauchy,
+            D::Laplace,
+            D::Logistic,
+            D::Gumbel,
+            D::Weibull,
+            D::Wald,
+            D::Triangular,
+            D::VonMises,
+            D::InvGamma,
+            D::Dirichlet,
+            D::Multinomial,
+            D::Categorical,
+        ]
+    };
+
+    /// The distribution of PyTensor name `name` (see [`Self::name`]).
+    pub fn by_name(name: &str) -> Option<Distribution> {
+        Distribution::ALL.into_iter().find(|d| d.name() == name)
+    }
+
     /// The PyTensor name (used when printing and in error messages).
     pub fn name(self) -> &'static str {
         use Distribution as D;

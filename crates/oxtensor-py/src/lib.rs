@@ -24,6 +24,7 @@ pub mod gradient;
 pub mod inner;
 pub mod operand;
 pub mod profile;
+pub mod random;
 pub mod site;
 pub mod var;
 
@@ -41,5 +42,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     function::register(m)?;
     gradient::register(m)?;
     inner::register(m)?;
+    random::register(m)?;
     Ok(())
 }
