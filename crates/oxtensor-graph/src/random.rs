@@ -282,7 +282,10 @@ impl fmt::Display for RandomOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.dist.name();
         let mut chars = name.chars();
-        let head: String = chars.next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
+        let head: String = chars
+            .next()
+            .map(|c| c.to_uppercase().collect())
+            .unwrap_or_default();
         write!(f, "{head}{}RV{{dtype={}}}", chars.as_str(), self.dtype)
     }
 }
@@ -363,17 +366,17 @@ pub fn infer(
     if inputs.len() != 2 + n_params {
         return Err(GraphError::Arity {
             op: op.to_string(),
-            expected: format!(
-                "{} (rng, size, {})",
-                2 + n_params,
-                dist.params().join(", ")
-            ),
+            expected: format!("{} (rng, size, {})", 2 + n_params, dist.params().join(", ")),
             got: inputs.len(),
         });
     }
     check_rng(op, &inputs[0])?;
     if dist.is_discrete() != r.dtype.is_int() {
-        let want = if dist.is_discrete() { "an integer" } else { "a float" };
+        let want = if dist.is_discrete() {
+            "an integer"
+        } else {
+            "a float"
+        };
         return Err(GraphError::invalid(
             op,
             format!("{} draws need {want} dtype, got {}", dist.name(), r.dtype),
@@ -399,7 +402,11 @@ pub fn infer(
             return Err(GraphError::rank(
                 op,
                 p,
-                format!("at least {core} (`{}` of {})", dist.params()[k], dist.name()),
+                format!(
+                    "at least {core} (`{}` of {})",
+                    dist.params()[k],
+                    dist.name()
+                ),
             ));
         }
         batches.push((p.ty().shape[..p.ndim() - core].into(), p));

@@ -109,7 +109,10 @@ impl PyRandomGenerator {
 
     /// Sets (or, with `None`, removes) the default update.
     #[setter]
-    fn set_default_update(slf: &Bound<'_, Self>, update: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn set_default_update(
+        slf: &Bound<'_, Self>,
+        update: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let v = slf.as_super().get().v.clone();
         let update = match update {
             Some(u) if !u.is_none() => Some(
@@ -168,7 +171,9 @@ fn size_arg(py: Python<'_>, size: &Bound<'_, PyAny>) -> PyResult<Option<Var>> {
     }
     if let Some(v) = var_of(size) {
         return match v.ndim() {
-            0 => at_user_site(py, || rnd::size_vector(Some(&[v]))).map(Some).map_err(graph_err),
+            0 => at_user_site(py, || rnd::size_vector(Some(&[v])))
+                .map(Some)
+                .map_err(graph_err),
             _ => Ok(Some(v)),
         };
     }
@@ -203,7 +208,9 @@ fn random_variable(
     let dist = Distribution::by_name(name)
         .ok_or_else(|| value_err(format!("unknown distribution {name:?}")))?;
     let rng = var_of(rng).ok_or_else(|| {
-        type_err("rng must be a random generator variable (pytensor.shared(np.random.default_rng(...)))")
+        type_err(
+            "rng must be a random generator variable (pytensor.shared(np.random.default_rng(...)))",
+        )
     })?;
     let size = size_arg(py, size)?;
     let params: Vec<Var> = params

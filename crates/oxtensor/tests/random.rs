@@ -65,7 +65,8 @@ fn normal_with_broadcast_parameters_matches_numpy() {
         98.01670689000707,
     ];
     let loc = Var::constant(Tensor::from_slice(&[0.0, 10.0, 100.0], &[3]).expect("loc"));
-    let (next, x) = random::normal(&rng_const(7), &loc, &c(2.0), Some(&size(&[2, 3]))).expect("normal");
+    let (next, x) =
+        random::normal(&rng_const(7), &loc, &c(2.0), Some(&size(&[2, 3]))).expect("normal");
     assert_eq!(x.ty().shape.as_slice(), &[Some(2), Some(3)]);
     let mut g = default_rng(7);
     for _ in 0..6 {
@@ -83,7 +84,8 @@ fn uniform_and_integers_match_numpy() {
         0.551371380490387,
         -0.5495856200188163,
     ];
-    let (next, u) = random::uniform(&rng_const(7), &c(-1.0), &c(1.0), Some(&size(&[4]))).expect("uniform");
+    let (next, u) =
+        random::uniform(&rng_const(7), &c(-1.0), &c(1.0), Some(&size(&[4]))).expect("uniform");
     let mut g = default_rng(7);
     for _ in 0..4 {
         g.random();
@@ -110,35 +112,72 @@ fn uniform_and_integers_match_numpy() {
 fn every_scalar_distribution_matches_the_generator() {
     type Reference = fn(&mut Generator) -> f64;
     let cases: Vec<(Distribution, Vec<Var>, Reference)> = vec![
-        (Distribution::Exponential, vec![c(2.0)], |g| g.exponential(2.0).expect("draw")),
-        (Distribution::Gamma, vec![c(0.7), c(3.0)], |g| g.gamma(0.7, 3.0).expect("draw")),
-        (Distribution::Beta, vec![c(0.5), c(2.0)], |g| g.beta(0.5, 2.0).expect("draw")),
-        (Distribution::LogNormal, vec![c(1.0), c(0.5)], |g| g.lognormal(1.0, 0.5).expect("draw")),
-        (Distribution::HalfNormal, vec![c(1.0), c(2.0)], |g| g.halfnormal(1.0, 2.0).expect("draw")),
-        (Distribution::ChiSquare, vec![c(3.0)], |g| g.chisquare(3.0).expect("draw")),
-        (Distribution::Laplace, vec![c(1.0), c(2.0)], |g| g.laplace(1.0, 2.0).expect("draw")),
-        (Distribution::Logistic, vec![c(1.0), c(2.0)], |g| g.logistic(1.0, 2.0).expect("draw")),
-        (Distribution::Gumbel, vec![c(1.0), c(2.0)], |g| g.gumbel(1.0, 2.0).expect("draw")),
-        (Distribution::Weibull, vec![c(1.5)], |g| g.weibull(1.5).expect("draw")),
-        (Distribution::Wald, vec![c(1.0), c(2.0)], |g| g.wald(1.0, 2.0).expect("draw")),
-        (Distribution::Triangular, vec![c(0.0), c(1.0), c(3.0)], |g| {
-            g.triangular(0.0, 1.0, 3.0).expect("draw")
+        (Distribution::Exponential, vec![c(2.0)], |g| {
+            g.exponential(2.0).expect("draw")
         }),
-        (Distribution::VonMises, vec![c(0.5), c(2.0)], |g| g.vonmises(0.5, 2.0).expect("draw")),
-        (Distribution::Poisson, vec![c(4.5)], |g| g.poisson(4.5).expect("draw") as f64),
-        (Distribution::Binomial, vec![ci(20), c(0.3)], |g| g.binomial(20, 0.3).expect("draw") as f64),
-        (Distribution::Bernoulli, vec![c(0.3)], |g| g.binomial(1, 0.3).expect("draw") as f64),
-        (Distribution::Geometric, vec![c(0.3)], |g| g.geometric(0.3).expect("draw") as f64),
+        (Distribution::Gamma, vec![c(0.7), c(3.0)], |g| {
+            g.gamma(0.7, 3.0).expect("draw")
+        }),
+        (Distribution::Beta, vec![c(0.5), c(2.0)], |g| {
+            g.beta(0.5, 2.0).expect("draw")
+        }),
+        (Distribution::LogNormal, vec![c(1.0), c(0.5)], |g| {
+            g.lognormal(1.0, 0.5).expect("draw")
+        }),
+        (Distribution::HalfNormal, vec![c(1.0), c(2.0)], |g| {
+            g.halfnormal(1.0, 2.0).expect("draw")
+        }),
+        (Distribution::ChiSquare, vec![c(3.0)], |g| {
+            g.chisquare(3.0).expect("draw")
+        }),
+        (Distribution::Laplace, vec![c(1.0), c(2.0)], |g| {
+            g.laplace(1.0, 2.0).expect("draw")
+        }),
+        (Distribution::Logistic, vec![c(1.0), c(2.0)], |g| {
+            g.logistic(1.0, 2.0).expect("draw")
+        }),
+        (Distribution::Gumbel, vec![c(1.0), c(2.0)], |g| {
+            g.gumbel(1.0, 2.0).expect("draw")
+        }),
+        (Distribution::Weibull, vec![c(1.5)], |g| {
+            g.weibull(1.5).expect("draw")
+        }),
+        (Distribution::Wald, vec![c(1.0), c(2.0)], |g| {
+            g.wald(1.0, 2.0).expect("draw")
+        }),
+        (
+            Distribution::Triangular,
+            vec![c(0.0), c(1.0), c(3.0)],
+            |g| g.triangular(0.0, 1.0, 3.0).expect("draw"),
+        ),
+        (Distribution::VonMises, vec![c(0.5), c(2.0)], |g| {
+            g.vonmises(0.5, 2.0).expect("draw")
+        }),
+        (Distribution::Poisson, vec![c(4.5)], |g| {
+            g.poisson(4.5).expect("draw") as f64
+        }),
+        (Distribution::Binomial, vec![ci(20), c(0.3)], |g| {
+            g.binomial(20, 0.3).expect("draw") as f64
+        }),
+        (Distribution::Bernoulli, vec![c(0.3)], |g| {
+            g.binomial(1, 0.3).expect("draw") as f64
+        }),
+        (Distribution::Geometric, vec![c(0.3)], |g| {
+            g.geometric(0.3).expect("draw") as f64
+        }),
         (Distribution::NegativeBinomial, vec![c(3.0), c(0.4)], |g| {
             g.negative_binomial(3.0, 0.4).expect("draw") as f64
         }),
-        (Distribution::Hypergeometric, vec![ci(10), ci(7), ci(5)], |g| {
-            g.hypergeometric(10, 7, 5).expect("draw") as f64
-        }),
+        (
+            Distribution::Hypergeometric,
+            vec![ci(10), ci(7), ci(5)],
+            |g| g.hypergeometric(10, 7, 5).expect("draw") as f64,
+        ),
     ];
     for (dist, params, reference) in cases {
-        let (next, x) = random::random_variable(dist, &rng_const(3), Some(&size(&[50])), &params, None)
-            .expect("build");
+        let (next, x) =
+            random::random_variable(dist, &rng_const(3), Some(&size(&[50])), &params, None)
+                .expect("build");
         let mut g = default_rng(3);
         let want: Vec<f64> = (0..50).map(|_| reference(&mut g)).collect();
         check_all_modes(&next, &x, &want, &g);
@@ -217,7 +256,10 @@ fn without_an_update_the_shared_generator_repeats_its_draws() {
     let a = f.call(&[]).expect("call")[0].to_vec_as::<f64>();
     let b = f.call(&[]).expect("call")[0].to_vec_as::<f64>();
     assert_eq!(a, b);
-    assert_eq!(get_generator(&rng).expect("state").state(), default_rng(1).state());
+    assert_eq!(
+        get_generator(&rng).expect("state").state(),
+        default_rng(1).state()
+    );
 }
 
 #[test]
@@ -263,7 +305,11 @@ fn float32_draws_are_float64_draws_cast() {
     )
     .expect("normal");
     assert_eq!(x.dtype(), DType::F32);
-    let got = function(&[], &[x]).build().expect("compile").call(&[]).expect("call");
+    let got = function(&[], &[x])
+        .build()
+        .expect("compile")
+        .call(&[])
+        .expect("call");
     let mut g = default_rng(9);
     let want: Vec<f32> = (0..5).map(|_| g.standard_normal() as f32).collect();
     assert_eq!(got[0].to_vec_as::<f32>(), want);
@@ -272,8 +318,13 @@ fn float32_draws_are_float64_draws_cast() {
 #[test]
 fn bad_inputs_are_errors_naming_them() {
     let not_rng = vector("r", DType::F64);
-    let err = random::standard_normal(&not_rng, None).expect_err("dtype").to_string();
-    assert!(err.contains("'r'") && err.contains("random generator"), "{err}");
+    let err = random::standard_normal(&not_rng, None)
+        .expect_err("dtype")
+        .to_string();
+    assert!(
+        err.contains("'r'") && err.contains("random generator"),
+        "{err}"
+    );
 
     let loc = Var::constant(Tensor::from_slice(&[0.0, 1.0, 2.0], &[3]).expect("loc"));
     let err = random::normal(&rng_const(0), &loc, &c(1.0), Some(&size(&[2])))
@@ -281,14 +332,23 @@ fn bad_inputs_are_errors_naming_them() {
         .to_string();
     assert!(err.contains("broadcast"), "{err}");
 
-    let err = random::random_variable(Distribution::Poisson, &rng_const(0), None, &[c(1.0)], Some(DType::F64))
-        .expect_err("dtype")
-        .to_string();
+    let err = random::random_variable(
+        Distribution::Poisson,
+        &rng_const(0),
+        None,
+        &[c(1.0)],
+        Some(DType::F64),
+    )
+    .expect_err("dtype")
+    .to_string();
     assert!(err.contains("integer dtype"), "{err}");
 
     let (_, x) = random::normal(&rng_const(0), &c(0.0), &c(-1.0), None).expect("build");
     for mode in modes() {
-        let f = function(&[], &[x.clone()]).mode(mode).build().expect("compile");
+        let f = function(&[], &[x.clone()])
+            .mode(mode)
+            .build()
+            .expect("compile");
         let err = f.call(&[]).expect_err("scale").to_string();
         assert!(err.contains("scale") && err.contains(">= 0"), "{err}");
     }
@@ -299,7 +359,10 @@ fn draws_are_not_differentiable() {
     let mu = oxtensor::scalar("mu", DType::F64);
     let (_, x) = random::normal(&rng_const(0), &mu, &c(1.0), None).expect("normal");
     let err = grad_vars(&x, &[mu]).expect_err("undefined").to_string();
-    assert!(err.contains("No gradient defined for random variables"), "{err}");
+    assert!(
+        err.contains("No gradient defined for random variables"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -311,9 +374,15 @@ fn equal_draws_from_equal_generators_are_one_node_and_are_not_folded() {
     assert_eq!(n1, n2);
     // Threading the generator gives new numbers.
     let (_, c2) = random::standard_normal(&n1, Some(&size(&[2]))).expect("c");
-    let f = function(&[], &[a, c2]).mode(Mode::FAST_RUN).build().expect("compile");
+    let f = function(&[], &[a, c2])
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("compile");
     let text = f.dprint(oxtensor::PrintOptions::default());
-    assert!(text.contains("NormalRV"), "the draws stay in the compiled graph: {text}");
+    assert!(
+        text.contains("NormalRV"),
+        "the draws stay in the compiled graph: {text}"
+    );
     let out = f.call(&[]).expect("call");
     let mut g = default_rng(4);
     let want: Vec<f64> = (0..4).map(|_| g.standard_normal()).collect();

@@ -15,12 +15,12 @@ pub type Draw = Result<(Var, Var), GraphError>;
 #[track_caller]
 pub fn size_vector(size: Option<&[Var]>) -> Built {
     match size {
-        None | Some([]) => Ok(Var::constant(Tensor::from_slice::<i64>(&[], &[0]).map_err(
-            |e| GraphError::Invalid {
+        None | Some([]) => Ok(Var::constant(
+            Tensor::from_slice::<i64>(&[], &[0]).map_err(|e| GraphError::Invalid {
                 op: "size".into(),
                 message: e.to_string(),
-            },
-        )?)),
+            })?,
+        )),
         Some(dims) => super::make_vector(dims, DType::I64),
     }
 }

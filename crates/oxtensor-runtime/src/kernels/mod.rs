@@ -8,8 +8,8 @@ mod elemwise;
 mod index;
 mod layout;
 mod matmul;
-mod reduce;
 pub mod random;
+mod reduce;
 pub mod scalar;
 
 pub use composite_reduce::reduce_of_elemwise;

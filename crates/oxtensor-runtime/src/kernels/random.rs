@@ -102,15 +102,16 @@ fn batch_shape(r: &RandomOp, size: &Tensor, params: &[&Tensor]) -> Result<Vec<us
     let mut joined: Vec<usize> = Vec::new();
     for (k, p) in params.iter().enumerate() {
         let split = p.ndim() - dist.param_core_ndims(k);
-        joined = broadcast_shapes(&joined, &p.shape()[..split]).map_err(|_| {
-            KernelError::Shape(format!(
-                "{}: the parameters do not broadcast together (`{}` has batch shape {:?})",
-                dist.name(),
-                dist.params()[k],
-                &p.shape()[..split]
-            ))
-        })?
-        .to_vec();
+        joined = broadcast_shapes(&joined, &p.shape()[..split])
+            .map_err(|_| {
+                KernelError::Shape(format!(
+                    "{}: the parameters do not broadcast together (`{}` has batch shape {:?})",
+                    dist.name(),
+                    dist.params()[k],
+                    &p.shape()[..split]
+                ))
+            })?
+            .to_vec();
     }
     let Some(n) = r.size_ndim else {
         return Ok(joined);
