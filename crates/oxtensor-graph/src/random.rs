@@ -93,11 +93,14 @@ pub enum Distribution {
     Multinomial,
     /// `categorical(p)`: `p` has one core dimension; the draw is an index into it.
     Categorical,
+    /// `multivariate_normal(mean, cov)`: `mean` has one core dimension, `cov` two; the draw
+    /// is `cholesky(cov) @ z + mean` with `z` standard normal (PyTensor's default method).
+    MvNormal,
 }
 
 impl Distribution {
     /// Every distribution, in declaration order.
-    pub const ALL: [Distribution; 29] = {
+    pub const ALL: [Distribution; 30] = {
         use Distribution as D;
         [
             D::Normal,
@@ -129,6 +132,7 @@ impl Distribution {
             D::Dirichlet,
             D::Multinomial,
             D::Categorical,
+            D::MvNormal,
         ]
     };
 
@@ -170,6 +174,7 @@ impl Distribution {
             D::Dirichlet => "dirichlet",
             D::Multinomial => "multinomial",
             D::Categorical => "categorical",
+            D::MvNormal => "multivariate_normal",
         }
     }
 
@@ -196,6 +201,7 @@ impl Distribution {
             D::VonMises => &["mu", "kappa"],
             D::InvGamma => &["alpha", "beta"],
             D::Dirichlet => &["alpha"],
+            D::MvNormal => &["mean", "cov"],
         }
     }
 
@@ -204,7 +210,9 @@ impl Distribution {
         match (self, k) {
             (Distribution::Dirichlet, 0)
             | (Distribution::Categorical, 0)
-            | (Distribution::Multinomial, 1) => 1,
+            | (Distribution::Multinomial, 1)
+            | (Distribution::MvNormal, 0) => 1,
+            (Distribution::MvNormal, 1) => 2,
             _ => 0,
         }
     }
@@ -213,7 +221,7 @@ impl Distribution {
     /// extent of the parameter [`Self::support_param`] names), 0 otherwise.
     pub fn support_ndim(self) -> usize {
         match self {
-            Distribution::Dirichlet | Distribution::Multinomial => 1,
+            Distribution::Dirichlet | Distribution::Multinomial | Distribution::MvNormal => 1,
             _ => 0,
         }
     }
@@ -446,6 +454,25 @@ pub fn infer(
         }
         None => broadcast(op, &batches)?,
     };
+    if dist == Distribution::MvNormal {
+        let (mean, cov) = (&inputs[2], &inputs[3]);
+        let n = mean.ty().shape[mean.ndim() - 1];
+        let tail = &cov.ty().shape[cov.ndim() - 2..];
+        for c in tail.iter().flatten() {
+            if let Some(n) = n
+                && *c != n
+            {
+                return Err(GraphError::shape(
+                    op,
+                    format!(
+                        "cov {} must be {n}x{n} to match mean {}",
+                        cov.describe(),
+                        mean.describe()
+                    ),
+                ));
+            }
+        }
+    }
     let mut draw = batch;
     if dist.support_ndim() == 1 {
         let p = &inputs[2 + dist.support_param()];

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 use pyo3::{IntoPyObjectExt, intern};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{LazyLock, Mutex, PoisonError};
 
 use crate::errors::{graph_err, ox_err, type_err, value_err};
@@ -234,12 +234,18 @@ fn random_variable(
 fn default_updates(py: Python<'_>, outputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<Py<PyAny>>> {
     let outs: Vec<Var> = outputs.iter().filter_map(var_of).collect();
     let known = registry().clone();
+    let order = toposort(&outs);
+    let leaves = outs
+        .iter()
+        .chain(order.iter().flat_map(|n| n.inputs()))
+        .filter(|&v| matches!(v.node().kind(), NodeKind::Shared(_)))
+        .cloned();
+    let mut seen = HashSet::new();
     let mut pairs = Vec::new();
-    for node in toposort(&outs) {
-        if !matches!(node.kind(), NodeKind::Shared(_)) {
+    for v in leaves {
+        if !seen.insert(v.clone()) {
             continue;
         }
-        let v = Var::output_of(&node, 0);
         if let Some(Some(update)) = known.get(&v) {
             pairs.push((wrap(py, v)?, wrap(py, update.clone())?).into_py_any(py)?);
         }

@@ -233,7 +233,7 @@ fn a_shared_generator_advances_through_its_update() {
     let (next, x) = random::standard_normal(&rng, Some(&size(&[3]))).expect("normal");
     for mode in modes() {
         oxtensor::random::set_generator(&rng, &default_rng(42)).expect("reset");
-        let f = function(&[], &[x.clone()])
+        let f = function(&[], std::slice::from_ref(&x))
             .updates(&[(rng.clone(), next.clone())])
             .mode(mode)
             .build()
@@ -269,7 +269,7 @@ fn symbolic_parameters_and_size() {
     let sz = ops::random::size_vector(Some(&[Var::int_constant(2), n.clone()])).expect("size");
     let (_, x) = random::normal(&rng_const(11), &loc, &c(1.0), Some(&sz)).expect("normal");
     for mode in modes() {
-        let f = function(&[loc.clone(), n.clone()], &[x.clone()])
+        let f = function(&[loc.clone(), n.clone()], std::slice::from_ref(&x))
             .mode(mode)
             .build()
             .expect("compile");
@@ -345,7 +345,7 @@ fn bad_inputs_are_errors_naming_them() {
 
     let (_, x) = random::normal(&rng_const(0), &c(0.0), &c(-1.0), None).expect("build");
     for mode in modes() {
-        let f = function(&[], &[x.clone()])
+        let f = function(&[], std::slice::from_ref(&x))
             .mode(mode)
             .build()
             .expect("compile");
@@ -388,4 +388,47 @@ fn equal_draws_from_equal_generators_are_one_node_and_are_not_folded() {
     let want: Vec<f64> = (0..4).map(|_| g.standard_normal()).collect();
     assert_eq!(out[0].to_vec_as::<f64>(), want[..2]);
     assert_eq!(out[1].to_vec_as::<f64>(), want[2..]);
+}
+
+#[test]
+fn multivariate_normal_is_cholesky_times_normals_plus_mean() {
+    let mean = Var::constant(Tensor::from_slice(&[1.0, -2.0], &[2]).expect("mean"));
+    let cov = Var::constant(Tensor::from_slice(&[4.0, 1.0, 1.0, 2.0], &[2, 2]).expect("cov"));
+    let (next, x) = random::random_variable(
+        Distribution::MvNormal,
+        &rng_const(8),
+        Some(&size(&[3])),
+        &[mean, cov],
+        None,
+    )
+    .expect("mvn");
+    assert_eq!(x.ty().shape.as_slice(), &[Some(3), Some(2)]);
+    let mut g = default_rng(8);
+    let z: Vec<f64> = (0..6).map(|_| g.standard_normal()).collect();
+    // cholesky([[4, 1], [1, 2]]) = [[2, 0], [0.5, sqrt(1.75)]]
+    let l11 = 1.75f64.sqrt();
+    let want: Vec<f64> = (0..3)
+        .flat_map(|b| {
+            let (z0, z1) = (z[2 * b], z[2 * b + 1]);
+            [2.0 * z0 + 1.0, (0.5 * z0 + l11 * z1) + -2.0]
+        })
+        .collect();
+    check_all_modes(&next, &x, &want, &g);
+
+    let bad = Var::constant(Tensor::from_slice(&[1.0, 2.0, 2.0, 1.0], &[2, 2]).expect("cov"));
+    let zero = Var::constant(Tensor::from_slice(&[0.0, 0.0], &[2]).expect("mean"));
+    let (_, y) = random::random_variable(
+        Distribution::MvNormal,
+        &rng_const(8),
+        None,
+        &[zero, bad],
+        None,
+    )
+    .expect("build");
+    let err = function(&[], &[y])
+        .build()
+        .expect("compile")
+        .call(&[])
+        .expect_err("not PD");
+    assert!(err.to_string().contains("positive definite"), "{err}");
 }

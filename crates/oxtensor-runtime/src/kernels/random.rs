@@ -194,7 +194,8 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         | D::Hypergeometric
         | D::Dirichlet
         | D::Multinomial
-        | D::Categorical => {
+        | D::Categorical
+        | D::MvNormal => {
             return Err(RandomError::new(
                 "dtype",
                 format!("{} is not a scalar continuous distribution", dist.name()),
@@ -239,6 +240,63 @@ fn categorical(g: &mut Generator, p: &[f64]) -> i64 {
         }
     }
     p.len() as i64
+}
+
+/// The lower Cholesky factor of the `n`x`n` row-major `a`, or `None` when `a` is not
+/// positive definite.
+fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let dot: f64 = (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum();
+            let v = a[i * n + j] - dot;
+            if i == j {
+                if v <= 0.0 || v.is_nan() {
+                    return None;
+                }
+                l[i * n + i] = v.sqrt();
+            } else {
+                l[i * n + j] = v / l[j * n + j];
+            }
+        }
+    }
+    Some(l)
+}
+
+/// PyTensor's `multivariate_normal` (method `cholesky`): every standard normal first
+/// (`rng.normal(size=(*batch, n))`), then `cholesky(cov) @ z + mean` per batch element.
+fn mv_normal(
+    g: &mut Generator,
+    mean: &Column<f64>,
+    cov: &Column<f64>,
+    count: usize,
+    n: usize,
+    shape: &[usize],
+) -> Result<Tensor, KernelError> {
+    let z: Vec<f64> = (0..count * n).map(|_| g.standard_normal()).collect();
+    let mut out = vec![0.0; count * n];
+    let mut factor: Option<(usize, Vec<f64>)> = None;
+    for b in 0..count {
+        let key = if cov.repeated { 0 } else { b };
+        if factor.as_ref().is_none_or(|(k, _)| *k != key) {
+            let l = cholesky(cov.at(b), n).ok_or_else(|| {
+                KernelError::Value(
+                    "multivariate_normal: cov is not positive definite (Matrix is not positive definite)"
+                        .into(),
+                )
+            })?;
+            factor = Some((key, l));
+        }
+        let Some((_, l)) = factor.as_ref() else {
+            continue;
+        };
+        let (zb, mb) = (&z[b * n..(b + 1) * n], mean.at(b));
+        for i in 0..n {
+            let acc: f64 = (0..=i).map(|j| l[i * n + j] * zb[j]).sum();
+            out[b * n + i] = acc + mb[i];
+        }
+    }
+    Ok(Tensor::from_slice(&out, shape)?)
 }
 
 /// Computes a random node: `(next_rng, draw)`.
@@ -292,6 +350,17 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             } else {
                 Tensor::from_slice(&out_i, &shape)?
             }
+        }
+        Distribution::MvNormal => {
+            let n = floats[0].core;
+            if floats[1].core != n * n {
+                return Err(KernelError::Shape(format!(
+                    "multivariate_normal: cov must be {n}x{n} to match mean's {n} entries, got {} entries",
+                    floats[1].core
+                )));
+            }
+            shape.push(n);
+            mv_normal(&mut g, &floats[0], &floats[1], count, n, &shape)?
         }
         Distribution::Categorical => {
             let out: Vec<i64> = (0..count)

@@ -37,6 +37,7 @@ __all__ = [
     "logistic",
     "lognormal",
     "multinomial",
+    "multivariate_normal",
     "nbinom",
     "negative_binomial",
     "normal",
@@ -277,6 +278,14 @@ def dirichlet(alphas, size=None, **kwargs):
 def multinomial(n, p, size=None, **kwargs):
     """Counts of ``n`` draws over the categories of ``p`` (last axis)."""
     return _rv("multinomial")(n, p, size=size, **kwargs)
+
+
+def multivariate_normal(mean, cov, size=None, method="cholesky", **kwargs):
+    """``cholesky(cov) @ z + mean`` with ``z`` standard normal, all normals drawn first
+    (PyTensor's default ``method="cholesky"``)."""
+    if method != "cholesky":
+        raise NotImplementedError(f"multivariate_normal: only method='cholesky' is supported, got {method!r}")
+    return _rv("multivariate_normal")(mean, cov, size=size, **kwargs)
 
 
 def categorical(p, size=None, **kwargs):
