@@ -246,8 +246,14 @@ def test_same_draws_as_pytensor(k):
             results.append((f(), f(), rng.get_value()))
     (a1, a2, ga), (b1, b2, gb) = results
     assert a1.dtype == b1.dtype and a1.shape == b1.shape
-    np.testing.assert_array_max_ulp(a1.astype(float), b1.astype(float), maxulp=4)
-    np.testing.assert_array_max_ulp(a2.astype(float), b2.astype(float), maxulp=4)
+    if a1.dtype.kind == "f":
+        # Ulps of tan/pow (NumPy's SIMD loops vs the C library) grow where loc + scale * y
+        # cancels, so compare with a tight absolute-and-relative tolerance.
+        np.testing.assert_allclose(a1, b1, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(a2, b2, rtol=1e-13, atol=1e-14)
+    else:
+        np.testing.assert_array_equal(a1, b1)
+        np.testing.assert_array_equal(a2, b2)
     assert state(ga) == state(gb)
 
 
