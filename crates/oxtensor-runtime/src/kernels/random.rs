@@ -204,6 +204,43 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
     })
 }
 
+/// Fills `out` with draws of a continuous distribution whose parameters `p` are the same for
+/// every element: the hot distributions check their parameters once and run a tight loop
+/// (the same arithmetic as the generator's methods); the others draw one by one.
+fn fill_repeated(
+    g: &mut Generator,
+    dist: Distribution,
+    p: &[f64],
+    out: &mut [f64],
+) -> Result<(), RandomError> {
+    match dist {
+        Distribution::Normal => {
+            let (loc, scale) = (p[0], non_negative("scale", p[1])?);
+            out.iter_mut()
+                .for_each(|o| *o = loc + scale * g.standard_normal());
+        }
+        Distribution::Uniform => {
+            // Validated by one call (the finite range check), then NumPy's `low + range * u`.
+            let (low, range) = (p[0], p[1] - p[0]);
+            if let Some((first, rest)) = out.split_first_mut() {
+                *first = g.uniform(p[0], p[1])?;
+                rest.iter_mut().for_each(|o| *o = low + range * g.random());
+            }
+        }
+        Distribution::Exponential => {
+            let scale = non_negative("scale", p[0])?;
+            out.iter_mut()
+                .for_each(|o| *o = scale * g.standard_exponential());
+        }
+        _ => {
+            for o in out.iter_mut() {
+                *o = draw_float(g, dist, p)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One scalar draw of a discrete distribution from parameters `p` (as floats) and `n` (as
 /// integers, for the parameters [`Distribution::int_param`] names).
 fn draw_int(
@@ -384,15 +421,24 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             Tensor::from_slice(&out, &shape)?
         }
         _ => {
-            let mut pf = [0.0; 3];
-            let mut out = Vec::with_capacity(count);
-            for i in 0..count {
-                for (k, c) in floats.iter().enumerate() {
-                    pf[k] = c.at(i)[0];
-                }
-                out.push(draw_float(&mut g, dist, &pf).map_err(|e| bad(dist, e))?);
-            }
-            Tensor::from_slice(&out, &shape)?
+            let mut result = Ok(());
+            let t = Tensor::build::<f64>(&shape, |out| {
+                result = if floats.iter().all(|c| c.repeated) {
+                    let p: Vec<f64> = floats.iter().map(|c| c.values[0]).collect();
+                    fill_repeated(&mut g, dist, &p, out)
+                } else {
+                    let mut pf = [0.0; 3];
+                    out.iter_mut().enumerate().try_for_each(|(i, o)| {
+                        for (k, c) in floats.iter().enumerate() {
+                            pf[k] = c.at(i)[0];
+                        }
+                        *o = draw_float(&mut g, dist, &pf)?;
+                        Ok(())
+                    })
+                };
+            })?;
+            result.map_err(|e| bad(dist, e))?;
+            t
         }
     };
     Ok(vec![generator_to_tensor(&g), draw.cast(r.dtype)])
