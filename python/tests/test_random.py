@@ -227,6 +227,8 @@ PYTENSOR_PROGRAMS = [
         rng=r,
         return_next_rng=True,
     ),
+    lambda m, r: m.random.permutation(10, rng=r, return_next_rng=True),
+    lambda m, r: m.random.permutation(np.array([1.5, -2.0, 3.25, 7.0, 0.5]), rng=r, return_next_rng=True),
     lambda m, r: m.random.multivariate_normal(
         np.zeros((2, 2)), np.stack([np.eye(2), [[1.0, 0.9], [0.9, 1.0]]]), rng=r, return_next_rng=True
     ),

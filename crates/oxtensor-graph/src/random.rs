@@ -96,11 +96,14 @@ pub enum Distribution {
     /// `multivariate_normal(mean, cov)`: `mean` has one core dimension, `cov` two; the draw
     /// is `cholesky(cov) @ z + mean` with `z` standard normal (PyTensor's default method).
     MvNormal,
+    /// `permutation(x)`: `x` an integer scalar `n` (a shuffled `arange(n)`) or a vector (its
+    /// entries shuffled); the draw has `x`'s dtype. No `size`.
+    Permutation,
 }
 
 impl Distribution {
     /// Every distribution, in declaration order.
-    pub const ALL: [Distribution; 30] = {
+    pub const ALL: [Distribution; 31] = {
         use Distribution as D;
         [
             D::Normal,
@@ -133,6 +136,7 @@ impl Distribution {
             D::Multinomial,
             D::Categorical,
             D::MvNormal,
+            D::Permutation,
         ]
     };
 
@@ -175,6 +179,7 @@ impl Distribution {
             D::Multinomial => "multinomial",
             D::Categorical => "categorical",
             D::MvNormal => "multivariate_normal",
+            D::Permutation => "permutation",
         }
     }
 
@@ -202,6 +207,7 @@ impl Distribution {
             D::InvGamma => &["alpha", "beta"],
             D::Dirichlet => &["alpha"],
             D::MvNormal => &["mean", "cov"],
+            D::Permutation => &["x"],
         }
     }
 
@@ -379,6 +385,9 @@ pub fn infer(
         });
     }
     check_rng(op, &inputs[0])?;
+    if dist == Distribution::Permutation {
+        return permutation_types(r, op, inputs);
+    }
     if dist.is_discrete() != r.dtype.is_int() {
         let want = if dist.is_discrete() {
             "an integer"
@@ -484,6 +493,38 @@ pub fn infer(
             dtype: r.dtype,
             shape: draw,
         }
+    ])
+}
+
+/// Output types of `permutation(x)`: a vector of `x`'s extent (or of unknown extent for an
+/// integer scalar `n`), of the op's dtype.
+fn permutation_types(
+    r: &RandomOp,
+    op: &Op,
+    inputs: &[Var],
+) -> Result<SmallVec<[TensorType; 1]>, GraphError> {
+    let x = &inputs[2];
+    if r.size_ndim.is_some_and(|n| n > 0) {
+        return Err(GraphError::invalid(
+            op,
+            "permutation does not support size (draw it in a loop instead)",
+        ));
+    }
+    let len = match x.ndim() {
+        0 if x.dtype().is_int() => x.const_int().and_then(|n| usize::try_from(n).ok()),
+        0 => return Err(GraphError::dtype(op, x, "an integer (the length n)")),
+        1 => x.ty().shape[0],
+        _ => {
+            return Err(GraphError::rank(
+                op,
+                x,
+                "0 (a length) or 1 (a vector to shuffle)",
+            ));
+        }
+    };
+    Ok(smallvec![
+        TensorType::new(RNG_DTYPE, &[Some(RNG_WORDS)]),
+        TensorType::new(r.dtype, &[len]),
     ])
 }
 

@@ -432,3 +432,38 @@ fn multivariate_normal_is_cholesky_times_normals_plus_mean() {
         .expect_err("not PD");
     assert!(err.to_string().contains("positive definite"), "{err}");
 }
+
+#[test]
+fn permutation_shuffles_like_numpy() {
+    // np.random.default_rng(12).permutation(6)
+    let (next, p) = random::random_variable(
+        Distribution::Permutation,
+        &rng_const(12),
+        None,
+        &[Var::constant(Tensor::scalar(6i8))],
+        Some(DType::I8),
+    )
+    .expect("permutation");
+    assert_eq!(p.ty().shape.as_slice(), &[Some(6)]);
+    let mut g = default_rng(12);
+    let want: Vec<f64> = g.permutation(6).iter().map(|&v| v as f64).collect();
+    assert_eq!(want, [1.0, 3.0, 2.0, 5.0, 4.0, 0.0]);
+    check_all_modes(&next, &p, &want, &g);
+
+    let x = Var::constant(Tensor::from_slice(&[10.0, 20.0, 30.0, 40.0], &[4]).expect("x"));
+    let (next, q) = random::random_variable(
+        Distribution::Permutation,
+        &rng_const(12),
+        None,
+        &[x],
+        Some(DType::F64),
+    )
+    .expect("permutation");
+    let mut g = default_rng(12);
+    let want: Vec<f64> = g
+        .permutation(4)
+        .iter()
+        .map(|&i| [10.0, 20.0, 30.0, 40.0][i as usize])
+        .collect();
+    check_all_modes(&next, &q, &want, &g);
+}

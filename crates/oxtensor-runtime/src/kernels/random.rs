@@ -195,7 +195,8 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         | D::Dirichlet
         | D::Multinomial
         | D::Categorical
-        | D::MvNormal => {
+        | D::MvNormal
+        | D::Permutation => {
             return Err(RandomError::new(
                 "dtype",
                 format!("{} is not a scalar continuous distribution", dist.name()),
@@ -336,6 +337,32 @@ fn mv_normal(
     Ok(Tensor::from_slice(&out, shape)?)
 }
 
+/// `permutation(x)`: NumPy's shuffled `arange(n)` for an integer scalar `n`; for a vector, its
+/// entries in the order that same shuffle of their positions gives (NumPy shuffles the copy
+/// in place with the same swaps).
+fn permutation(mut g: Generator, x: &Tensor, dtype: DType) -> Result<Vec<Tensor>, KernelError> {
+    let out = match x.ndim() {
+        0 => {
+            let n = x.item::<i64>().unwrap_or(0);
+            let n = usize::try_from(n)
+                .map_err(|_| KernelError::Value(format!("permutation: n must be >= 0, got {n}")))?;
+            let perm = g.permutation(n);
+            Tensor::from_slice(&perm, &[n])?.cast(dtype)
+        }
+        1 => {
+            let perm = g.permutation(x.shape()[0]);
+            let idx = Tensor::from_slice(&perm, &[perm.len()])?;
+            super::index::take(x, &idx, 0)?.cast(dtype)
+        }
+        d => {
+            return Err(KernelError::Shape(format!(
+                "permutation: x must be a scalar or a vector, got rank {d}"
+            )));
+        }
+    };
+    Ok(vec![generator_to_tensor(&g), out])
+}
+
 /// Computes a random node: `(next_rng, draw)`.
 pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelError> {
     let dist = r.dist;
@@ -350,6 +377,9 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
         )));
     }
     let mut g = generator_from_tensor(inputs[0])?;
+    if dist == Distribution::Permutation {
+        return permutation(g, inputs[2], r.dtype);
+    }
     let params = &inputs[2..];
     let batch = batch_shape(r, inputs[1], params)?;
     let count: usize = batch.iter().product();

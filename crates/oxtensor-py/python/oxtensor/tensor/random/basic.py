@@ -42,6 +42,7 @@ __all__ = [
     "negative_binomial",
     "normal",
     "pareto",
+    "permutation",
     "poisson",
     "standard_normal",
     "t",
@@ -267,6 +268,20 @@ def pareto(b, scale=1.0, size=None, rng=None, dtype=None, name=None, return_next
     )
     if name is not None:
         out.name = name
+    return (next_rng, out) if return_next_rng else out
+
+
+def permutation(x, size=None, rng=None, return_next_rng=False):
+    """A shuffled ``arange(x)`` for an integer ``x``, or the entries of vector ``x`` shuffled,
+    of ``x``'s dtype (so ``permutation(10)`` is ``int8``, as in PyTensor). No ``size``."""
+    from oxtensor.tensor.random.variable import shared_rng
+
+    if size is not None:
+        raise NotImplementedError("permutation does not support size")
+    if rng is None:
+        rng = shared_rng()
+    (x,) = _params([x])
+    next_rng, out = _core.random_variable("permutation", rng, None, [x], x.dtype)
     return (next_rng, out) if return_next_rng else out
 
 
