@@ -79,6 +79,7 @@ mod layout;
 mod linalg;
 pub mod marker;
 mod matmul;
+mod random;
 mod reduce;
 mod rules;
 mod scan;

@@ -145,6 +145,7 @@ pub fn op_pullback(
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,
         Op::Scan(s) => crate::scan::pullback(s, inputs, outputs, cotangents, wanted)?,
         Op::Linalg(l) => linalg::pullback(l, inputs, outputs, cotangents, wanted)?,
+        Op::Random(_) => crate::random::pullback(inputs, wanted),
     };
     Ok(terms)
 }

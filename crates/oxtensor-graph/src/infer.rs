@@ -767,6 +767,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
                 .collect()
         }
         Op::Linalg(l) => crate::linalg::infer(l, inputs),
+        Op::Random(r) => crate::random::infer(r, op, inputs),
     }
 }
 

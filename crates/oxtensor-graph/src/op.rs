@@ -142,6 +142,9 @@ pub enum Op {
     /// A linear-algebra operation (decomposition, solver, matrix function), batched over
     /// leading dimensions with NumPy's gufunc broadcasting: see [`crate::LinalgOp`].
     Linalg(crate::LinalgOp),
+    /// A random draw: inputs `(rng, size, params...)`, outputs `(next_rng, draw)` (see
+    /// [`crate::random`]).
+    Random(crate::RandomOp),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -254,6 +257,7 @@ impl Op {
             Op::IfElse(b) => b.then_branch.outputs().len(),
             Op::Scan(s) => s.n_outputs(),
             Op::Linalg(l) => l.n_outputs(),
+            Op::Random(_) => 2,
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -405,6 +409,7 @@ impl fmt::Display for Op {
             Op::IfElse(_) => write!(f, "IfElse"),
             Op::Scan(s) => write!(f, "Scan{{{}}}", s.name.as_deref().unwrap_or("scan_fn")),
             Op::Linalg(l) => write!(f, "{l}"),
+            Op::Random(r) => write!(f, "{r}"),
         }
     }
 }

@@ -188,6 +188,7 @@ fn node_dims(
             single(dims)
         }
         Op::Linalg(_) => outputs.iter().map(fallback).collect(),
+        Op::Random(_) => crate::random::shape(outputs),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod inner;
 pub mod linalg;
 pub mod operand;
 pub mod profile;
+pub mod random;
 pub mod scan;
 pub mod site;
 pub mod var;
@@ -46,5 +47,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     inner::register(m)?;
     scan::register(m)?;
     linalg::register(m)?;
+    random::register(m)?;
     Ok(())
 }

@@ -52,6 +52,9 @@ pub fn wrap(py: Python<'_>, v: Var) -> PyResult<Py<PyAny>> {
             let init = PyClassInitializer::from(PyVar { v }).add_subclass(PyConstant);
             Ok(Bound::new(py, init)?.into_any().unbind())
         }
+        NodeKind::Shared(_) if crate::random::is_generator(&v) => {
+            crate::random::wrap_generator(py, v)
+        }
         NodeKind::Shared(_) => {
             let init = PyClassInitializer::from(PyVar { v }).add_subclass(PyShared);
             Ok(Bound::new(py, init)?.into_any().unbind())

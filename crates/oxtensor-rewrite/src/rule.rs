@@ -145,6 +145,8 @@ pub enum OpKind {
     Scan,
     /// [`Op::Linalg`] (any linear-algebra op; rules match the [`oxtensor_graph::LinalgOp`]).
     Linalg,
+    /// [`Op::Random`].
+    Random,
 }
 
 impl OpKind {
@@ -177,6 +179,7 @@ impl OpKind {
             Op::IfElse(_) => OpKind::IfElse,
             Op::Scan(_) => OpKind::Scan,
             Op::Linalg(_) => OpKind::Linalg,
+            Op::Random(_) => OpKind::Random,
         }
     }
 }

@@ -22,6 +22,7 @@ mod function;
 pub mod gradient;
 mod mode;
 mod profile;
+pub mod random;
 mod shared;
 
 pub use constructors::*;

@@ -11,6 +11,7 @@ mod index;
 mod layout;
 pub mod linalg;
 mod methods;
+pub mod random;
 mod reduce;
 
 pub use elemwise::*;

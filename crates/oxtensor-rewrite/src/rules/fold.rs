@@ -45,6 +45,9 @@ fn foldable(op: &Op) -> bool {
         | Op::IfElse(_)
         | Op::Scan(_) => true,
         Op::Linalg(_) => true,
+        // Never evaluated at compile time: a draw is computed when the function runs, from the
+        // generator value it is given (PyTensor does not fold random variables either).
+        Op::Random(_) => false,
     }
 }
 

@@ -9,6 +9,7 @@ mod index;
 mod layout;
 mod linalg;
 mod matmul;
+pub mod random;
 mod reduce;
 pub mod scalar;
 
@@ -74,6 +75,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         // Compiled functions run these through their `InnerBodies`; alone, they run here.
         Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => crate::inner::eval_alone(op, inputs),
         Op::Linalg(l) => linalg::linalg(l, inputs),
+        Op::Random(r) => random::random(r, inputs),
     }
 }
 

@@ -103,12 +103,15 @@ def function(
         single = True
         out_vars = [_as_var(outputs.variable if isinstance(outputs, Out) else outputs)]
 
+    update_pairs = _pairs(updates, "updates")
+    if not no_default_updates:
+        update_pairs += _default_updates(out_vars, update_pairs)
     mode_obj = get_mode(mode)
     return _core.compile(
         in_vars,
         out_vars,
         single,
-        _pairs(updates, "updates"),
+        update_pairs,
         _pairs(givens, "givens"),
         mode_obj._spec(),
         name,
@@ -119,6 +122,22 @@ def function(
         names,
         bool(profile),
     )
+
+
+def _default_updates(out_vars, explicit):
+    """The ``default_update``s of the shared variables the outputs and updates read (PyTensor's
+    rule: an explicit update wins), followed through the graphs they add."""
+    targets = {k for k, _ in explicit}
+    roots = list(out_vars) + [v for _, v in explicit]
+    added = []
+    while True:
+        new = [(k, v) for k, v in _core.default_updates(roots) if k not in targets]
+        if not new:
+            return added
+        for k, v in new:
+            targets.add(k)
+            added.append((k, v))
+            roots.append(v)
 
 
 def _find_named_inputs(var, names):

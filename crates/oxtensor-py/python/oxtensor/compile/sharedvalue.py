@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from oxtensor import _core
 
 __all__ = ["shared", "SharedVariable"]
@@ -18,6 +20,10 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, sh
     variable never aliases the caller's array. ``shape`` may give static extents; it is
     checked against the value but not recorded (shared values may change shape).
     """
+    if isinstance(value, np.random.Generator):
+        from oxtensor.tensor.random.variable import _shared_generator
+
+        return _shared_generator(value, name)
     var = _core.shared(value, name)
     if shape is not None:
         actual = var.get_value(borrow=True).shape

@@ -19,6 +19,7 @@ from oxtensor.tensor.type import TensorType
 from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
 from oxtensor.tensor.sharedvar import TensorSharedVariable
 from oxtensor.gradient import grad, hessian, jacobian
+from oxtensor.tensor import random
 
 __all__ = (
     list(_basic_all)

@@ -1,0 +1,76 @@
+"""Generator variables: ``shared_rng``, the ``RandomGeneratorSharedVariable`` class, and the
+conversion between NumPy ``Generator``s and the graph's generator values (a ``uint64`` vector
+of PCG64 state words: state high/low, increment high/low, ``has_uint32``, ``uinteger``)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from oxtensor import _core
+
+__all__ = ["RandomGeneratorSharedVariable", "shared_rng"]
+
+RandomGeneratorSharedVariable = _core.RandomGeneratorSharedVariable
+
+_MASK = (1 << 64) - 1
+
+
+def _words_from_generator(generator):
+    """The state words of a NumPy ``Generator`` backed by ``PCG64``."""
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"expected a numpy.random.Generator, got {type(generator).__name__}")
+    state = generator.bit_generator.state
+    if state.get("bit_generator") != "PCG64":
+        raise TypeError(
+            f"only PCG64 generators are supported, got {state.get('bit_generator')!r} "
+            "(use np.random.default_rng)"
+        )
+    s, inc = int(state["state"]["state"]), int(state["state"]["inc"])
+    return [s >> 64, s & _MASK, inc >> 64, inc & _MASK, int(state["has_uint32"]), int(state["uinteger"])]
+
+
+def _generator_from_words(words):
+    """A new NumPy ``Generator`` in the state the words hold."""
+    w = [int(x) for x in words]
+    bitgen = np.random.PCG64()
+    bitgen.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
+        "has_uint32": w[4],
+        "uinteger": w[5],
+    }
+    return np.random.Generator(bitgen)
+
+
+def _shared_generator(value, name=None):
+    """``pytensor.shared(generator)``: a shared generator variable holding a copy of its state."""
+    return _core.shared_generator(value, name)
+
+
+def shared_rng(value=None, *, seed=None, name=None, borrow=False):
+    """A shared generator variable (PyTensor's ``pt.random.shared_rng``): from ``value`` (a
+    NumPy ``Generator``) or, when it is ``None``, ``np.random.default_rng(seed)``."""
+    if value is None:
+        value = np.random.default_rng(seed)
+    elif seed is not None:
+        raise ValueError("give either a Generator value or a seed, not both")
+    return _core.shared_generator(value, name)
+
+
+def _method(rng, name):
+    """``rng.normal(...)``: the distribution ``name`` drawn from ``rng``, returning
+    ``(next_rng, draw)`` (PyTensor's method API on generator variables)."""
+    from oxtensor.tensor.random import basic
+
+    if name.startswith("_") or name not in basic.__all__:
+        raise AttributeError(f"{type(rng).__name__!r} object has no attribute {name!r}")
+    fn = getattr(basic, name)
+
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        kwargs.setdefault("return_next_rng", True)
+        return fn(*args, rng=rng, **kwargs)
+
+    return method
