@@ -167,3 +167,15 @@ def test_errors_say_which_output():
     f = oxtensor.function([x], h)
     with pytest.raises(ValueError, match="n_steps is 10 but sequence 0"):
         f(np.ones(3))
+
+
+def test_jacobian_and_hessian_of_run_time_sizes_equal_pytensor():
+    xs = np.array([0.5, -1.0, 2.0, 0.25])
+
+    def build(lib, mod):
+        x = mod.dvector("x")
+        y = mod.exp(x) * x.sum()
+        return lib.function([x], [lib.gradient.jacobian(y, x), lib.gradient.hessian((x**3).sum(), x)])
+
+    for got, want in zip(build(oxtensor, pt)(xs), build(pytensor, ptt)(xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)

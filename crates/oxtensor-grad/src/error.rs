@@ -53,17 +53,6 @@ pub enum GradError {
     /// function does not support).
     #[error("{0}")]
     Invalid(String),
-    /// A Jacobian or Hessian of an expression whose number of elements is not known when the
-    /// graph is built (the Jacobian is built row by row, one row per element).
-    #[error(
-        "{function}: {expression} must have a static shape (its number of elements decides the number of Jacobian rows); use specify_shape, or differentiate a reduction of it"
-    )]
-    DynamicSize {
-        /// `jacobian` or `hessian`.
-        function: &'static str,
-        /// The expression.
-        expression: String,
-    },
     /// Building a node of the gradient graph failed. This means a pullback rule built an
     /// ill-typed node, a bug to report.
     #[error("while building the gradient graph: {0}")]
@@ -84,9 +73,7 @@ impl GradError {
                 g,
                 GraphError::DType { .. } | GraphError::Rank { .. } | GraphError::Arity { .. }
             ),
-            GradError::Disconnected { .. }
-            | GradError::Invalid(_)
-            | GradError::DynamicSize { .. } => false,
+            GradError::Disconnected { .. } | GradError::Invalid(_) => false,
         }
     }
 }

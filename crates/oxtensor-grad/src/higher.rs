@@ -1,13 +1,14 @@
 //! Jacobians and second derivatives, built from the reverse mode.
 //!
 //! A Jacobian is built row by row: one backward pass per element of the (flattened)
-//! expression, each pulling back a one-hot cotangent (a basis vector), and the rows stacked.
-//! There is no loop op yet, so the number of rows must be known when the graph is built: the
-//! expression needs a static shape. For an expression of `n` elements over a graph of size
-//! `G` the Jacobian graph has O(n·G) nodes (rows share every subexpression that does not
-//! depend on the cotangent, thanks to hash-consing) and costs `n` backward passes to run. For
-//! a directional derivative prefer [`crate::pushforward`], for a Hessian applied to a vector
-//! [`hessian_vector_product`] (two backward passes, whatever the size).
+//! expression, each pulling back a one-hot cotangent (a basis vector). When the expression's
+//! number of elements is known when the graph is built, the rows are unrolled and stacked: for
+//! `n` elements over a graph of size `G` the Jacobian graph has O(n·G) nodes (rows share every
+//! subexpression that does not depend on the cotangent, thanks to hash-consing). Otherwise the
+//! rows are the steps of a `Scan` over the element index, as PyTensor builds them. Either way
+//! it costs `n` backward passes to run. For a directional derivative prefer
+//! [`crate::pushforward`], for a Hessian applied to a vector [`hessian_vector_product`] (two
+//! backward passes, whatever the size).
 
 use crate::driver::{Cot, SeedMode, backprop};
 use crate::error::GradError;
@@ -15,7 +16,7 @@ use crate::grad::{
     DisconnectedInputs, GradOptions, Gradient, check_seed, grad, handle_disconnected,
 };
 use crate::util::{dims, grad_dtype, sum_terms, zeros_like};
-use oxtensor_data::Tensor;
+use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::Var;
 use oxtensor_graph::build::{self as b, Built};
 
@@ -29,17 +30,64 @@ fn no_known_grads(function: &str, options: &GradOptions) -> Result<(), GradError
     }
 }
 
-/// The static shape of `v`, or the error naming `function`.
-fn static_shape(function: &'static str, v: &Var) -> Result<Vec<usize>, GradError> {
-    v.ty()
-        .shape
-        .iter()
-        .copied()
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| GradError::DynamicSize {
-            function,
-            expression: v.describe(),
+/// The static shape of `v`, if every extent is known.
+fn static_shape(v: &Var) -> Option<Vec<usize>> {
+    v.ty().shape.iter().copied().collect()
+}
+
+/// The Jacobian of an expression whose number of elements is only known at run time: a `Scan`
+/// over the element index `i` whose step is the gradient of element `i` (PyTensor's way). The
+/// step reads the flattened expression and the `wrt` variables as they are, so it
+/// differentiates through them.
+fn jacobian_by_scan(
+    expression: &Var,
+    wrt: &[Var],
+    options: &GradOptions,
+) -> Result<Vec<Var>, GradError> {
+    let flat = b::flatten(expression, 1)?;
+    let n = b::shape_i(&flat, 0)?;
+    let i = Var::input(Some("i"), oxtensor_graph::TensorType::scalar(DType::I64));
+    let element = b::subtensor(&flat, &[b::Idx::At(i.clone())])?;
+    let rows: Vec<Var> = grad(&element, wrt, options)?
+        .into_iter()
+        .zip(wrt)
+        .map(|(g, w)| match g {
+            Gradient::Var(v) => Ok(v),
+            Gradient::None | Gradient::Disconnected => Ok(zeros_like(w, grad_dtype(w.dtype()))?),
+            Gradient::Undefined(reason) => Err(GradError::Undefined {
+                wrt: w.describe(),
+                reason,
+            }),
         })
+        .collect::<Result<_, _>>()?;
+    let read: Vec<Var> = std::iter::once(flat.clone())
+        .chain(wrt.iter().cloned())
+        .collect();
+    let index = b::arange(&Var::int_constant(0), &n, &Var::int_constant(1), DType::I64)?;
+    let stacked = oxtensor_graph::scan(oxtensor_graph::ScanSpec {
+        tap_inputs: std::slice::from_ref(&i),
+        sequence_taps: vec![vec![0]],
+        state_taps: Vec::new(),
+        other_inputs: &read,
+        outputs: &rows,
+        n_mapped: rows.len(),
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: &[index],
+        initial: &[],
+        others: &read,
+        go_backwards: false,
+        name: Some("jacobian"),
+    })?;
+    stacked
+        .iter()
+        .zip(wrt)
+        .map(|(j, w)| {
+            let mut target = dims(expression)?;
+            target.extend(dims(w)?);
+            Ok(b::reshape_sym(j, &target)?)
+        })
+        .collect()
 }
 
 /// The one-hot tensor of `shape` with a 1 at flat position `i`, as a constant of `v`'s
@@ -61,9 +109,8 @@ fn zeros_outer(lead: &[usize], w: &Var) -> Built {
 /// `shape(expression) + shape(w)` holding `∂expression[i…] / ∂w[j…]` (PyTensor's `jacobian`).
 ///
 /// Built row by row: one backward pass per element of the expression, each pulling back a
-/// one-hot cotangent (a basis vector), the rows stacked and reshaped. Without a loop op the
-/// number of rows must be known when the graph is built, so the expression needs a static
-/// shape ([`GradError::DynamicSize`] otherwise). For `n` elements over a graph of size `G` the
+/// one-hot cotangent (a basis vector), the rows stacked and reshaped; when the expression's
+/// size is only known at run time, the rows are the steps of a `Scan`. For `n` elements over a graph of size `G` the
 /// Jacobian graph has O(n·G) nodes (rows share, by hash-consing, every subexpression that
 /// does not depend on the cotangent) and runs `n` backward passes; for a directional
 /// derivative use [`crate::pushforward`], for a Hessian applied to a vector
@@ -80,7 +127,9 @@ pub fn jacobian(
     options: &GradOptions,
 ) -> Result<Vec<Var>, GradError> {
     no_known_grads("jacobian", options)?;
-    let shape = static_shape("jacobian", expression)?;
+    let Some(shape) = static_shape(expression) else {
+        return jacobian_by_scan(expression, wrt, options);
+    };
     let n: usize = shape.iter().product();
     let mut rows: Vec<Vec<Var>> = vec![Vec::with_capacity(n); wrt.len()];
     let mut connected = vec![false; wrt.len()];
@@ -159,7 +208,7 @@ fn first_derivatives(
 
 /// The Hessian of a scalar `cost` with respect to each `w` of `wrt` (not the cross terms): a
 /// tensor of shape `shape(w) + shape(w)`, PyTensor's `hessian`. It is the [`jacobian`] of the
-/// gradient, so each `w` needs a static shape and costs one backward pass per element.
+/// gradient, so it costs one backward pass per element of `w`.
 ///
 /// `disconnected_inputs` applies to the cost's dependence on `w`; a gradient that does not
 /// depend on `w` (a cost linear in `w`) gives a zero Hessian without error.
@@ -169,9 +218,6 @@ pub fn hessian(cost: &Var, wrt: &[Var], options: &GradOptions) -> Result<Vec<Var
         return Err(GradError::NonScalarCost {
             cost: cost.describe(),
         });
-    }
-    for w in wrt {
-        static_shape("hessian", w)?;
     }
     let grads = first_derivatives(cost, wrt, options)?;
     let second = GradOptions {

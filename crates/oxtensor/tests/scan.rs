@@ -264,3 +264,91 @@ fn gradients_through_time_pass_verify_grad() {
         .expect("taps");
     }
 }
+
+#[test]
+fn jacobians_and_hessians_of_run_time_sizes_loop() {
+    use oxtensor::gradient::{GradOptions, hessian, jacobian};
+    let x = vector("x", DType::F64);
+    let y = &x.exp() * &x.sum(None);
+    let j = jacobian(&y, std::slice::from_ref(&x), &GradOptions::default()).expect("jacobian");
+    let cost = (&x * &x * &x).sum(None);
+    let h = hessian(&cost, std::slice::from_ref(&x), &GradOptions::default()).expect("hessian");
+    let xs = [0.5, -1.0, 2.0];
+    let s: f64 = xs.iter().sum();
+    // ∂(e^{x_i}·Σx)/∂x_j = δ_ij e^{x_i} Σx + e^{x_i}; the Hessian of Σx³ is diag(6x).
+    let mut jw = Vec::new();
+    let mut hw = Vec::new();
+    for (i, &xi) in xs.iter().enumerate() {
+        for k in 0..xs.len() {
+            let e = xi.exp();
+            jw.push(e + if i == k { e * s } else { 0.0 });
+            hw.push(if i == k { 6.0 * xi } else { 0.0 });
+        }
+    }
+    for mode in modes() {
+        let f = function(std::slice::from_ref(&x), &[j[0].clone(), h[0].clone()])
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f.call(&[f64s(&xs)]).expect("run");
+        assert_eq!(got[0].shape(), &[3, 3]);
+        assert_close(
+            "jacobian",
+            &got[0],
+            &Tensor::from_slice(&jw, &[3, 3]).expect("t"),
+            Tol::MATH_LIBRARIES,
+        );
+        assert_close(
+            "hessian",
+            &got[1],
+            &Tensor::from_slice(&hw, &[3, 3]).expect("t"),
+            Tol::ONE_ULP,
+        );
+    }
+}
+
+#[test]
+fn forward_mode_through_a_loop() {
+    let (a, h0) = (
+        oxtensor::scalar("a", DType::F64),
+        oxtensor::scalar("h0", DType::F64),
+    );
+    let x = vector("x", DType::F64);
+    let h = ar1(&a, &x, &h0, -1);
+    let da = oxtensor::scalar("da", DType::F64);
+    let jvp = oxtensor::gradient::pushforward(
+        std::slice::from_ref(&h),
+        std::slice::from_ref(&a),
+        std::slice::from_ref(&da),
+    )
+    .expect("pushforward")
+    .remove(0);
+    // h_t = a·h_{t-1} + x_t ⇒ ∂h_t/∂a = h_{t-1} + a·∂h_{t-1}/∂a.
+    let xs = [0.3, -0.5, 1.1, 0.8];
+    let (av, h0v, dav) = (0.7, 0.4, 2.0);
+    let (mut prev, mut dprev, mut want) = (h0v, 0.0, Vec::new());
+    for &xv in &xs {
+        let d = prev + av * dprev;
+        prev = av * prev + xv;
+        dprev = d;
+        want.push(d * dav);
+    }
+    for mode in modes() {
+        let f = function(
+            &[a.clone(), x.clone(), h0.clone(), da.clone()],
+            std::slice::from_ref(&jvp),
+        )
+        .mode(mode)
+        .build()
+        .expect("f");
+        let got = f
+            .call(&[
+                Tensor::scalar(av),
+                f64s(&xs),
+                Tensor::scalar(h0v),
+                Tensor::scalar(dav),
+            ])
+            .expect("run");
+        assert_close("jvp", &got[0], &f64s(&want), Tol::REORDERED);
+    }
+}

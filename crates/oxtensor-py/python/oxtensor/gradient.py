@@ -62,7 +62,7 @@ def grad(
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """The Jacobian of ``expression`` with respect to ``wrt``: shape
-    ``expression.shape + wrt.shape`` (the expression needs a static shape)."""
+    ``expression.shape + wrt.shape`` (rows unrolled for static sizes, a scan otherwise)."""
     single, wrt_list = _as_list(wrt)
     out = _core.jacobian(expression, wrt_list, list(consider_constant or []), disconnected_inputs)
     return out[0] if single else out
