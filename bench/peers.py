@@ -7,6 +7,9 @@
     W4  ``relu(X@W1 + b1)@W2`` (X 512×1024, W1 1024×1024, W2 1024×256), float64 and float32
                                                                       target: ≤ fastest peer
     W5  logistic-regression NLL and its gradient w.r.t. w, X 10000×100 target: ≤ fastest peer
+    W6  AR(1) recurrence ``h[t] = a*h[t-1] + x[t]`` by ``scan``, 10^5 steps, whole trajectory
+                                                                      target: ≤ 1.2× fastest peer
+                                                                      (Numba's hand-written loop)
     C5  compile time of W5 (``function()`` or ``jit`` to first result): oxtensor from an empty
         cache (a fresh ``OXTENSOR_CACHE_DIR``, in a new process) and warm (a second
         ``function()`` of the same graph); PyTensor and JAX in a new process, for context
@@ -52,7 +55,7 @@ from typing import Callable
 
 import numpy as np
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "C5")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "C5")
 
 
 def lib(name):
@@ -283,6 +286,51 @@ def w5(s):
 # ---------------------------------------------------------------- measuring
 
 
+def w6(s):
+    x = np.random.default_rng(6).standard_normal(s.n6)
+    a, h0 = 0.9, 0.0
+
+    def graph(pkg, pt):
+        xs, av, hv = pt.dvector("x"), pt.dscalar("a"), pt.dscalar("h0")
+        h = pkg.scan(lambda xt, hp, a: a * hp + xt, sequences=xs, outputs_info=hv, non_sequences=av,
+                     return_updates=False)
+        return [xs, av, hv], h
+
+    def numba(nb):
+        @nb.njit
+        def f(x, a, h0):
+            out = np.empty_like(x)
+            h = h0
+            for t in range(x.size):
+                h = a * h + x[t]
+                out[t] = h
+            return out
+
+        return f
+
+    def jax(jax):
+        def f(x, a, h0):
+            def step(h, xt):
+                h = a * h + xt
+                return h, h
+
+            return jax.lax.scan(step, h0, x)[1]
+
+        return f
+
+    scipy_signal = lib("scipy.signal")
+    ref = np.empty_like(x)
+    h = h0
+    for t in range(x.size):
+        h = a * h + x[t]
+        ref[t] = h
+    rows = tensor_rows(graph, [x, a, h0]) + [jax_row(jax, [x, a, h0]), numba_row(numba, [x, a, h0], "Numba njit")]
+    if scipy_signal:
+        rows.append(Row("SciPy lfilter", lambda: lambda: scipy_signal.lfilter([1.0], [1.0, -a], x), "scipy"))
+    return dict(title=f"AR(1) by scan, 10^{round(math.log10(s.n6))} steps, whole trajectory", target=1.2,
+                rows=rows, ref=ref)
+
+
 def mismatch(got, ref):
     """Why ``got`` does not match NumPy's ``ref`` (None when it does)."""
     got = list(got) if isinstance(got, (list, tuple)) else [got]
@@ -460,7 +508,8 @@ def main():
     q = a.quick
     s = argparse.Namespace(calls=2_000 if q else 20_000, n2=10**6 if q else 10**7, n3=500 if q else 2000,
                            n4=(128, 256, 256, 64) if q else (512, 1024, 1024, 256),
-                           n5=(2000, 50) if q else (10_000, 100), cold_runs=1 if q else 3)
+                           n5=(2000, 50) if q else (10_000, 100), n6=10**4 if q else 10**5,
+                           cold_runs=1 if q else 3)
     rounds = a.rounds or (3 if q else 7)
 
     import oxtensor
@@ -480,6 +529,7 @@ def main():
     summary = []
     builders = dict(W1=lambda: [("W1", w1(s), "us")], W2=lambda: [("W2", w2(s), "ms")],
                     W3=lambda: [("W3", w3(s), "ms")], W5=lambda: [("W5", w5(s), "ms")],
+                    W6=lambda: [("W6", w6(s), "ms")],
                     W4=lambda: [("W4 f64", w4(s, np.float64), "ms"), ("W4 f32", w4(s, np.float32), "ms")])
     for key in WORKLOADS:
         if key not in only:
