@@ -34,18 +34,16 @@ pub(crate) fn qr(
     wanted: &[bool],
 ) -> Result<Vec<Term>, GraphError> {
     let nd = a.ndim();
-    if mode == QrMode::Complete {
-        if let (Some(m), Some(n)) = (a.ty().shape[nd - 2], a.ty().shape[nd - 1]) {
-            if m > n {
-                return per_input(wanted, |_| {
-                    Ok(Term::Undefined(format!(
-                        "the gradient of QR{{mode=complete}} needs m <= n (as in PyTensor), \
-                         got a {m}x{n} matrix in {}",
-                        a.describe()
-                    )))
-                });
-            }
-        }
+    if let (QrMode::Complete, Some(m), Some(n)) = (mode, a.ty().shape[nd - 2], a.ty().shape[nd - 1])
+        && m > n
+    {
+        return per_input(wanted, |_| {
+            Ok(Term::Undefined(format!(
+                "the gradient of QR{{mode=complete}} needs m <= n (as in PyTensor), \
+                 got a {m}x{n} matrix in {}",
+                a.describe()
+            )))
+        });
     }
     let (q, r, gq, gr) = if mode == QrMode::R {
         let f = la::qr(a, QrMode::Reduced)?;
