@@ -59,7 +59,7 @@ fn log_det_to_slogdet(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
 }
 
 /// `(p, q)` when `v` is `op(p, q)` or `op(q, p)` and `first` accepts `p`.
-fn either_order<'a>(v: &'a Var, op: ScalarOp, first: impl Fn(&Var) -> bool) -> Option<&'a Var> {
+fn either_order(v: &Var, op: ScalarOp, first: impl Fn(&Var) -> bool) -> Option<&Var> {
     let (p, q) = binary(v, op)?;
     if first(p) {
         Some(q)
@@ -154,13 +154,15 @@ fn diagonal_of(x: &Var) -> Option<Diagonal> {
     }
     let (p, q) = binary(x, ScalarOp::Mul)?;
     for (e, s) in [(p, q), (q, p)] {
-        if let Some((Op::Eye(_), [n, m, k])) = e.owner() {
-            if n == m && is_const(k, 0.0) && e.ndim() == 2 {
-                return Some(Diagonal::Scaled {
-                    s: as_scalar(s)?,
-                    n: n.clone(),
-                });
-            }
+        if let Some((Op::Eye(_), [n, m, k])) = e.owner()
+            && n == m
+            && is_const(k, 0.0)
+            && e.ndim() == 2
+        {
+            return Some(Diagonal::Scaled {
+                s: as_scalar(s)?,
+                n: n.clone(),
+            });
         }
     }
     None
@@ -228,15 +230,15 @@ fn gram_factor(a: &Var) -> Option<(Var, bool)> {
     let (Op::MatMul, [p, q]) = a.owner()? else {
         return None;
     };
-    if la::matrix_transpose(p).ok()? == *q {
-        if let Some(positive) = known_lower(p) {
-            return Some((p.clone(), positive));
-        }
+    if la::matrix_transpose(p).ok()? == *q
+        && let Some(positive) = known_lower(p)
+    {
+        return Some((p.clone(), positive));
     }
-    if la::matrix_transpose(q).ok()? == *p {
-        if let Some((Op::Linalg(LinalgOp::Cholesky { lower: false, .. }), _)) = q.owner() {
-            return Some((p.clone(), true));
-        }
+    if la::matrix_transpose(q).ok()? == *p
+        && let Some((Op::Linalg(LinalgOp::Cholesky { lower: false, .. }), _)) = q.owner()
+    {
+        return Some((p.clone(), true));
     }
     None
 }
