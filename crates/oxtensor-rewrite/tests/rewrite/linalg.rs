@@ -130,7 +130,7 @@ fn cholesky_of_a_product_of_lower_factors_is_the_factor() {
     let t = la::tril(&dominant(&m), 0).unwrap();
     let a = b::matmul(&t, &la::matrix_transpose(&t).unwrap()).unwrap();
     rewrites_to_same_values(
-        &[m.clone()],
+        std::slice::from_ref(&m),
         &la::cholesky(&a, true, true).unwrap(),
         &[&[3, 3]],
     );
