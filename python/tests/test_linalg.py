@@ -321,3 +321,53 @@ def test_cholesky_eigh_and_det_gradients_equal_pytensors(rng):
     theirs = pytensor.function([xp], [pytensor.grad(c, xp) for c in costs(pytensor, ptt, xp)])(a)
     for k, (o, p) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(o, p, rtol=1e-9, atol=1e-11, err_msg=f"cost {k}")
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)])
+def test_qr_gradients_match_finite_differences(shape, rng):
+    a = rng.standard_normal(shape)
+    fd_check(lambda x: la.qr(x, mode="economic")[0], [a], rng)
+    fd_check(lambda x: la.qr(x, mode="economic")[1], [a], rng)
+    fd_check(lambda x: pt.sum(la.qr(x, mode="r")), [a], rng)
+
+
+def test_lu_gradients_match_finite_differences(rng):
+    a = rng.standard_normal((4, 4)) + 0.5 * np.eye(4)
+    b = rng.standard_normal((4, 2))
+    for p_indices in (False, True):
+        fd_check(lambda x: la.lu(x, p_indices=p_indices)[1], [a], rng)
+        fd_check(lambda x: la.lu(x, p_indices=p_indices)[2], [a], rng)
+    fd_check(lambda x: la.lu(x, permute_l=True)[0], [a], rng)
+    fd_check(lambda x: la.lu_factor(x)[0], [a], rng)
+    for trans in (False, True):
+        fd_check(lambda x, y: la.lu_solve(la.lu_factor(x), y, trans=trans), [a, b], rng)
+
+
+@pytest.mark.parametrize("k", [-2, -1, 1, 3])
+def test_diag_builds_off_diagonal_matrices_as_numpy(k, rng):
+    v = rng.standard_normal(3)
+    V = sym(v, "v")
+    np.testing.assert_array_equal(run([V], [pt.diag(V, k)], [v])[0], np.diag(v, k))
+
+
+def test_structured_assume_a_is_a_clear_error():
+    a = pt.dmatrix("a")
+    for kind in ("tridiagonal", "banded"):
+        with pytest.raises(ValueError, match=f"assume_a='{kind}' is not supported.*'gen'"):
+            la.solve(a, a, assume_a=kind)
+    x = np.array([[4.0, 1.0], [1.0, 3.0]])
+    got = run([a], [la.solve(a, a, assume_a="positive definite")], [x])[0]
+    np.testing.assert_allclose(got, np.eye(2), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_singular_matrices_raise_linalgerror_as_numpy(mode):
+    x = pt.dmatrix("x")
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(singular)
+    for out in (la.inv(x), la.solve(x, x)):
+        with pytest.raises(np.linalg.LinAlgError, match="singular"):
+            run([x], [out], [singular], mode)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        run([x], [la.cholesky(x, on_error="raise")], [np.array([[1.0, 2.0], [2.0, 1.0]])], mode)

@@ -77,6 +77,7 @@ mod index;
 mod inner;
 mod layout;
 mod linalg;
+mod linalg_factor;
 pub mod marker;
 mod matmul;
 mod random;

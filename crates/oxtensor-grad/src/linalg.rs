@@ -13,11 +13,11 @@ use oxtensor_graph::build::linalg as la;
 use oxtensor_graph::build::{self as b, Built, Scalar};
 use oxtensor_graph::{AssumeA, GraphError, LinalgOp, ScalarOp, Var};
 
-fn mt(x: &Var) -> Built {
+pub(crate) fn mt(x: &Var) -> Built {
     la::matrix_transpose(x)
 }
 
-fn mm(x: &Var, y: &Var) -> Built {
+pub(crate) fn mm(x: &Var, y: &Var) -> Built {
     b::matmul(x, y)
 }
 
@@ -43,7 +43,7 @@ fn as_matrix_scalars(x: &Var) -> Built {
 
 /// `u vᵀ` over the core dimensions: for right-hand sides of core rank 1 the outer product of
 /// the vectors, else `u @ v.mT`.
-fn outer_core(u: &Var, v: &Var, b_ndim: usize) -> Built {
+pub(crate) fn outer_core(u: &Var, v: &Var, b_ndim: usize) -> Built {
     if b_ndim == 2 {
         return mm(u, &mt(v)?);
     }
@@ -51,7 +51,7 @@ fn outer_core(u: &Var, v: &Var, b_ndim: usize) -> Built {
 }
 
 /// A batch of vectors `(…, m)` as columns `(…, m, 1)`.
-fn column(u: &Var) -> Built {
+pub(crate) fn column(u: &Var) -> Built {
     let n = u.ndim();
     let mut order: Vec<Option<usize>> = (0..n).map(Some).collect();
     order.push(None);
@@ -78,7 +78,7 @@ fn fold_to_triangle(g: &Var, lower: bool) -> Built {
 }
 
 /// A cotangent, or zeros shaped like the output it belongs to.
-fn or_zeros(g: &Option<Var>, out: &Var) -> Built {
+pub(crate) fn or_zeros(g: &Option<Var>, out: &Var) -> Built {
     match g {
         Some(g) => Ok(g.clone()),
         None => b::zeros_like(out, None),
@@ -265,11 +265,28 @@ pub(crate) fn pullback(
             let g = g0()?;
             grads(wanted, |k| kron(&inputs[0], &inputs[1], &g, k))
         }
-        LinalgOp::Eig
-        | LinalgOp::Qr { .. }
-        | LinalgOp::Lu { .. }
-        | LinalgOp::LuFactor
-        | LinalgOp::LuSolve { .. } => per_input(wanted, |k| {
+        LinalgOp::Qr { mode } => {
+            crate::linalg_factor::qr(*mode, &inputs[0], outputs, cotangents, wanted)
+        }
+        LinalgOp::Lu { p_indices } => {
+            let (l, u) = (&outputs[1], &outputs[2]);
+            let gl = or_zeros(&cotangents[1], l)?;
+            let gu = or_zeros(&cotangents[2], u)?;
+            grads(wanted, |_| {
+                crate::linalg_factor::lu(&outputs[0], *p_indices, l, u, &gl, &gu)
+            })
+        }
+        LinalgOp::LuFactor => {
+            let g = g0()?;
+            grads(wanted, |_| {
+                crate::linalg_factor::lu_factor(&inputs[0], &outputs[0], &g)
+            })
+        }
+        LinalgOp::LuSolve { trans, b_ndim } => {
+            let g = g0()?;
+            crate::linalg_factor::lu_solve(*trans, *b_ndim, inputs, &outputs[0], &g, wanted)
+        }
+        LinalgOp::Eig => per_input(wanted, |k| {
             Ok(Term::Undefined(format!(
                 "{op} has no gradient implemented yet (input {k}, {})",
                 inputs[k].describe()

@@ -1,11 +1,21 @@
 //! Rust errors as Python exceptions: `TypeError` for dtype, rank, arity and keyword problems
 //! ([`oxtensor::Error::is_type_error`]), `IndexError` for bad indices, `ValueError` for shapes and
-//! everything else found at run time.
+//! everything else found at run time, except a singular, indefinite or non-converging matrix:
+//! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise.
 
 use oxtensor::oxtensor_runtime::KernelError;
 use oxtensor::{Error, GraphError, RuntimeError};
 use pyo3::PyErr;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+
+pyo3::import_exception!(numpy.linalg, LinAlgError);
+
+/// True for a linear-algebra kernel's failure on the values of a matrix (the messages of
+/// `oxtensor_linalg::LinalgError::{Singular, NotPositiveDefinite, NoConvergence}`).
+fn is_linalg_failure(r: &RuntimeError) -> bool {
+    matches!(r, RuntimeError::Kernel { source: KernelError::Value(m), .. }
+        if m.contains(" is singular") || m.contains(" is not positive definite") || m.contains("did not converge"))
+}
 
 /// A graph-building error as a Python exception.
 pub fn graph_err(e: GraphError) -> PyErr {
@@ -34,6 +44,7 @@ pub fn ox_err(e: Error) -> PyErr {
         {
             PyIndexError::new_err(e.to_string())
         }
+        Error::Runtime(ref r) if is_linalg_failure(r.root()) => LinAlgError::new_err(e.to_string()),
         other if other.is_type_error() => PyTypeError::new_err(other.to_string()),
         other => PyValueError::new_err(other.to_string()),
     }

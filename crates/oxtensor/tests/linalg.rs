@@ -4,7 +4,9 @@
 //! unbatched.
 
 use oxtensor::gradient::{VerifyGradOptions, verify_grad};
-use oxtensor::{AssumeA, DType, Mode, Tensor, TensorType, Var, function, linalg as la, ops};
+use oxtensor::{
+    AssumeA, DType, Mode, QrMode, Tensor, TensorType, Var, function, linalg as la, ops,
+};
 use oxtensor_testkit::{Tol, assert_close};
 
 /// The modes both backends are checked in: the interpreter and native code.
@@ -529,4 +531,128 @@ fn a_gaussian_log_likelihood_differentiates_through_cholesky_and_triangular_solv
         },
         &[k, y],
     );
+}
+
+/// A batch of `m×n` matrices of uniform values (generic: full rank, distinct pivots).
+fn rect(seed: u64, batch: &[usize], m: usize, n: usize) -> Tensor {
+    let mut shape = batch.to_vec();
+    shape.extend([m, n]);
+    t(&uniform(seed, shape.iter().product()), &shape)
+}
+
+#[test]
+fn gradients_of_qr_match_finite_differences() {
+    for batch in [&[][..], &[2][..]] {
+        for (m, n) in [(3, 3), (4, 3), (3, 4)] {
+            let a = rect(40 + 3 * m as u64 + n as u64, batch, m, n);
+            vg(
+                "qr q",
+                |x| Ok(la::qr(&x[0], QrMode::Reduced)?.remove(0)),
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "qr r",
+                |x| Ok(la::qr(&x[0], QrMode::Reduced)?.remove(1)),
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "qr q and r",
+                |x| {
+                    let f = la::qr(&x[0], QrMode::Reduced)?;
+                    ops::add(
+                        &ops::sum(&f[0], None, false)?,
+                        &ops::sum(&f[1], None, false)?,
+                    )
+                },
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "qr mode r",
+                |x| Ok(la::qr(&x[0], QrMode::R)?.remove(0)),
+                std::slice::from_ref(&a),
+            );
+            if m <= n {
+                vg(
+                    "qr complete",
+                    |x| {
+                        let f = la::qr(&x[0], QrMode::Complete)?;
+                        ops::add(
+                            &ops::sum(&f[0], None, false)?,
+                            &ops::sum(&f[1], None, false)?,
+                        )
+                    },
+                    std::slice::from_ref(&a),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gradient_of_complete_qr_of_a_tall_matrix_is_undefined() {
+    let x = Var::input(Some("a"), TensorType::new(DType::F64, &[Some(4), Some(3)]));
+    let r = la::qr(&x, QrMode::Complete).expect("qr").remove(1);
+    let cost = ops::sum(&r, None, false).expect("sum");
+    let err = oxtensor::grad(&cost, &[x], &Default::default()).expect_err("undefined");
+    assert!(err.to_string().contains("m <= n"), "{err}");
+}
+
+#[test]
+fn gradients_of_lu_match_finite_differences() {
+    for batch in [&[][..], &[2][..]] {
+        let a = shifted(50, batch, 4, 0.5);
+        for p_indices in [false, true] {
+            vg(
+                "lu l",
+                |x| Ok(la::lu(&x[0], p_indices)?.remove(1)),
+                std::slice::from_ref(&a),
+            );
+            vg(
+                "lu u",
+                |x| Ok(la::lu(&x[0], p_indices)?.remove(2)),
+                std::slice::from_ref(&a),
+            );
+        }
+        vg(
+            "lu_factor",
+            |x| Ok(la::lu_factor(&x[0])?.0),
+            std::slice::from_ref(&a),
+        );
+        let bm = t(&uniform(51, 8), &[4, 2]);
+        let bv = t(&uniform(52, 4), &[4]);
+        for trans in [false, true] {
+            vg(
+                "lu_solve matrix",
+                |x| {
+                    let (lu, piv) = la::lu_factor(&x[0])?;
+                    la::lu_solve(&lu, &piv, &x[1], trans, Some(2))
+                },
+                &[a.clone(), bm.clone()],
+            );
+            vg(
+                "lu_solve vector",
+                |x| {
+                    let (lu, piv) = la::lu_factor(&x[0])?;
+                    la::lu_solve(&lu, &piv, &x[1], trans, Some(1))
+                },
+                &[a.clone(), bv.clone()],
+            );
+        }
+    }
+}
+
+#[test]
+fn lu_solve_gradient_reaches_the_packed_factors_directly() {
+    let a = shifted(53, &[], 3, 0.5);
+    let f = oxtensor_linalg::lu_factor(&[&a]).expect("lu_factor");
+    let (packed, piv) = (f[0].clone(), f[1].clone());
+    let b = t(&uniform(54, 3), &[3]);
+    for trans in [false, true] {
+        let piv = piv.clone();
+        vg(
+            "lu_solve packed",
+            move |x| la::lu_solve(&x[0], &Var::constant(piv), &x[1], trans, Some(1)),
+            &[packed.clone(), b.clone()],
+        );
+    }
 }

@@ -50,13 +50,26 @@ def trace(a, offset=0, axis1=0, axis2=1):
     return _math.sum(diagonal(a, offset, axis1, axis2), axis=-1)
 
 
+def _diag_off(v, k):
+    """The square matrix of extent ``len(v) + |k|`` with ``v`` on its ``k``-th diagonal: the
+    ``k``-th diagonal of ones, times ``v`` padded with ``|k|`` zeros and broadcast along the
+    rows (``k > 0``: entry ``(i, i + k)`` is ``v[i]``) or the columns (``k < 0``: entry
+    ``(j - k, j)`` is ``v[j]``)."""
+    n = v.shape[0] + abs(k)
+    padded = _basic.concatenate([v, _basic.zeros((abs(k),), dtype=v.dtype)])
+    band = _basic.eye(n, n, k, dtype=v.dtype)
+    along = _basic.shape_padright(padded) if k > 0 else _basic.shape_padleft(padded)
+    return band * along
+
+
 def diag(v, k=0):
-    """``np.diag``: the diagonal of a matrix, or a square matrix with vector ``v`` on its
-    diagonal (``k = 0``)."""
+    """``np.diag``: the ``k``-th diagonal of a matrix, or the square matrix with vector ``v``
+    on its ``k``-th diagonal."""
     v = _var(v)
     if v.ndim == 1:
+        k = int(k)
         if k != 0:
-            raise NotImplementedError("diag: building a matrix with k != 0 is not supported")
+            return _diag_off(v, k)
         return _core.matrix_fn("diag_embed", v)
     if v.ndim == 2:
         return diagonal(v, k)

@@ -75,6 +75,14 @@ def cholesky(x, lower=True, *, check_finite=True, overwrite_a=False, on_error="n
     return _one("cholesky", [x], lower=bool(lower), nan_on_error=on_error == "nan")
 
 
+_SOLVE_ALIASES = {
+    "general": "gen",
+    "symmetric": "sym",
+    "hermitian": "her",
+    "positive definite": "pos",
+}
+
+
 def solve(
     a,
     b,
@@ -88,7 +96,15 @@ def solve(
     b_ndim=None,
 ):
     """``x`` with ``a @ x = b`` (``scipy.linalg.solve``); ``assume_a`` is ``"gen"``, ``"sym"``,
-    ``"her"`` or ``"pos"``; ``b_ndim`` (1 or 2) tells a batch of vectors from a matrix."""
+    ``"her"`` or ``"pos"`` (or SciPy's long names); ``b_ndim`` (1 or 2) tells a batch of
+    vectors from a matrix. The structured solvers ``"tridiagonal"`` and ``"banded"`` are not
+    implemented: they raise ``ValueError``, naming the dense alternative."""
+    assume_a = _SOLVE_ALIASES.get(assume_a, assume_a)
+    if assume_a in ("tridiagonal", "banded"):
+        raise ValueError(
+            f"solve: assume_a={assume_a!r} is not supported by oxtensor yet; "
+            "assume_a='gen' gives the same result with a dense LU factorization"
+        )
     return _one(
         "solve",
         [a, b],
