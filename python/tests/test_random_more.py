@@ -47,6 +47,21 @@ PROGRAMS = [
         np.array([4, 8, 15]), replace=False, p=np.array([0.2, 0.5, 0.3]), rng=r,
         return_next_rng=True,
     ),
+    # Without replacement: NumPy's Generator.choice(replace=False) in one op.
+    lambda m, r: m.random.choice(10, size=(2, 3), replace=False, rng=r, return_next_rng=True),
+    lambda m, r: m.random.choice(20000, size=500, replace=False, rng=r, return_next_rng=True),
+    lambda m, r: m.random.choice(
+        np.array([1.5, 2.5, 3.5, 4.5, 5.5]), size=3, replace=False,
+        p=np.array([0.1, 0.2, 0.3, 0.25, 0.15]), rng=r, return_next_rng=True,
+    ),
+    lambda m, r: m.random.choice(
+        np.arange(12.0).reshape(4, 3), size=2, replace=False, rng=r, return_next_rng=True
+    ),
+    # permutation batched by size, and of a matrix's rows.
+    lambda m, r: m.random.permutation(np.arange(5.0), size=(2, 3), rng=r, return_next_rng=True),
+    lambda m, r: m.random.permutation(
+        np.arange(12).reshape(4, 3), rng=r, return_next_rng=True
+    ),
 ]
 
 
@@ -123,12 +138,37 @@ def test_multivariate_normal_factored_matches_pytensor_up_to_signs():
         np.testing.assert_allclose(np.abs(out[0] - mean), np.abs(out[1] - mean), rtol=1e-12)
 
 
-def test_unknown_mvnormal_method_and_choice_without_replacement_with_size():
+def test_unknown_mvnormal_method():
     rng = oxtensor.shared(np.random.default_rng(0))
     with pytest.raises(ValueError, match="Unknown method"):
         pt.random.multivariate_normal(np.zeros(2), np.eye(2), method="qr", rng=rng)
-    with pytest.raises(NotImplementedError, match="replace=False"):
-        pt.random.choice(5, size=3, replace=False, rng=rng)
+
+
+def test_choice_without_replacement_errors_as_numpy():
+    rng = oxtensor.shared(np.random.default_rng(0))
+    f = oxtensor.function([], pt.random.choice(3, size=4, replace=False, rng=rng))
+    with pytest.raises(Exception, match="larger sample"):
+        f()
+    g = oxtensor.function(
+        [], pt.random.choice(2, size=1, replace=False, p=np.array([0.5, 0.7]), rng=rng)
+    )
+    with pytest.raises(Exception, match="sum to 1"):
+        g()
+
+
+def test_owner_outputs_are_next_rng_and_draw():
+    rng = oxtensor.shared(np.random.default_rng(4))
+    x = pt.random.normal(size=3, rng=rng)
+    next_rng, draw_ = x.owner.outputs
+    assert draw_ is x or draw_.type == x.type
+    assert next_rng.dtype == "uint64"
+    assert x.owner.inputs[0] is rng or x.owner.inputs[0].name == rng.name
+    f = oxtensor.function([], x, updates={rng: x.owner.outputs[0]})
+    first, second = f(), f()
+    g = np.random.default_rng(4)
+    np.testing.assert_array_equal(first, g.normal(size=3))
+    np.testing.assert_array_equal(second, g.normal(size=3))
+    assert rng.owner is None
 
 
 def draw(seed, build):
@@ -144,8 +184,12 @@ def chi2_pvalue(x, pmf, support):
     keep = expected >= 5
     tail_obs = x.size - observed[keep].sum()
     tail_exp = x.size - expected[keep].sum()
-    obs = np.append(observed[keep], tail_obs)
-    exp = np.append(expected[keep], tail_exp)
+    obs, exp = observed[keep], expected[keep]
+    if tail_exp >= 5:
+        obs, exp = np.append(obs, tail_obs), np.append(exp, tail_exp)
+    else:
+        obs[-1] += tail_obs
+        exp[-1] += tail_exp
     return st.chisquare(obs, exp).pvalue
 
 
