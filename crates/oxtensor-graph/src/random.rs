@@ -96,14 +96,21 @@ pub enum Distribution {
     /// `multivariate_normal(mean, cov)`: `mean` has one core dimension, `cov` two; the draw
     /// is `cholesky(cov) @ z + mean` with `z` standard normal (PyTensor's default method).
     MvNormal,
-    /// `permutation(x)`: `x` an integer scalar `n` (a shuffled `arange(n)`) or a vector (its
-    /// entries shuffled); the draw has `x`'s dtype. No `size`.
+    /// `permutation(x)`: `x` an integer scalar `n` (a shuffled `arange(n)`) or an array (its
+    /// rows shuffled, NumPy's `permutation`); the draw has `x`'s dtype. With `size`, `x` (an
+    /// array) is broadcast to `(*size, *x.shape)` and each batch element shuffled in C order.
     Permutation,
+    /// `choice(a, core_shape, replace=False)`: `a` an integer scalar (choose from `arange(a)`)
+    /// or an array (choose its rows); `core_shape` an integer vector, the shape of the sample.
+    /// The draw is `(*core_shape, *a.shape[1:])` of `a`'s dtype. No `size`.
+    ChoiceWithoutReplacement,
+    /// [`Self::ChoiceWithoutReplacement`] with probabilities `p`, one per row of `a`.
+    ChoiceWithoutReplacementP,
 }
 
 impl Distribution {
     /// Every distribution, in declaration order.
-    pub const ALL: [Distribution; 31] = {
+    pub const ALL: [Distribution; 33] = {
         use Distribution as D;
         [
             D::Normal,
@@ -137,6 +144,8 @@ impl Distribution {
             D::Categorical,
             D::MvNormal,
             D::Permutation,
+            D::ChoiceWithoutReplacement,
+            D::ChoiceWithoutReplacementP,
         ]
     };
 
@@ -180,6 +189,8 @@ impl Distribution {
             D::Categorical => "categorical",
             D::MvNormal => "multivariate_normal",
             D::Permutation => "permutation",
+            D::ChoiceWithoutReplacement => "choice_without_replacement",
+            D::ChoiceWithoutReplacementP => "choice_without_replacement_p",
         }
     }
 
@@ -208,6 +219,8 @@ impl Distribution {
             D::Dirichlet => &["alpha"],
             D::MvNormal => &["mean", "cov"],
             D::Permutation => &["x"],
+            D::ChoiceWithoutReplacement => &["a", "core_shape"],
+            D::ChoiceWithoutReplacementP => &["a", "p", "core_shape"],
         }
     }
 
@@ -385,8 +398,12 @@ pub fn infer(
         });
     }
     check_rng(op, &inputs[0])?;
-    if dist == Distribution::Permutation {
-        return permutation_types(r, op, inputs);
+    match dist {
+        Distribution::Permutation => return permutation_types(r, op, inputs),
+        Distribution::ChoiceWithoutReplacement | Distribution::ChoiceWithoutReplacementP => {
+            return choice_types(r, op, inputs);
+        }
+        _ => {}
     }
     if dist.is_discrete() != r.dtype.is_int() {
         let want = if dist.is_discrete() {
@@ -496,35 +513,99 @@ pub fn infer(
     ])
 }
 
-/// Output types of `permutation(x)`: a vector of `x`'s extent (or of unknown extent for an
-/// integer scalar `n`), of the op's dtype.
+/// The extents of an integer vector `v` known when the graph is built (`None` for the others).
+fn static_extents(v: &Var, n: usize) -> StaticShape {
+    let entries = crate::infer::const_entries(v);
+    (0..n)
+        .map(|d| {
+            entries
+                .as_ref()
+                .and_then(|e| e[d])
+                .and_then(|v| usize::try_from(v).ok())
+        })
+        .collect()
+}
+
+/// Output types of `permutation(x)`: a vector of length `n` for an integer scalar `n`, else
+/// `(*size, *x.shape)`, of the op's dtype.
 fn permutation_types(
     r: &RandomOp,
     op: &Op,
     inputs: &[Var],
 ) -> Result<SmallVec<[TensorType; 1]>, GraphError> {
-    let x = &inputs[2];
+    let (size, x) = (&inputs[1], &inputs[2]);
+    let batch_ndim = r.size_ndim.unwrap_or(0);
+    let mut shape = static_extents(size, batch_ndim);
+    if x.ndim() == 0 {
+        if !x.dtype().is_int() {
+            return Err(GraphError::dtype(op, x, "an integer (the length n)"));
+        }
+        if batch_ndim > 0 {
+            return Err(GraphError::invalid(
+                op,
+                "permutation of an integer n does not take a size (give an array to shuffle)",
+            ));
+        }
+        shape.push(x.const_int().and_then(|n| usize::try_from(n).ok()));
+    } else {
+        shape.extend(x.ty().shape.iter().copied());
+    }
+    Ok(smallvec![
+        TensorType::new(RNG_DTYPE, &[Some(RNG_WORDS)]),
+        TensorType {
+            dtype: r.dtype,
+            shape,
+        },
+    ])
+}
+
+/// Output types of `choice(a, core_shape, replace=False)` (with or without `p`): the sample
+/// shape `core_shape`, then `a`'s extents after the first, of the op's dtype.
+fn choice_types(
+    r: &RandomOp,
+    op: &Op,
+    inputs: &[Var],
+) -> Result<SmallVec<[TensorType; 1]>, GraphError> {
+    let a = &inputs[2];
+    let core_shape = &inputs[inputs.len() - 1];
     if r.size_ndim.is_some_and(|n| n > 0) {
         return Err(GraphError::invalid(
             op,
-            "permutation does not support size (draw it in a loop instead)",
+            "choice without replacement takes its sample shape as core_shape, not size",
         ));
     }
-    let len = match x.ndim() {
-        0 if x.dtype().is_int() => x.const_int().and_then(|n| usize::try_from(n).ok()),
-        0 => return Err(GraphError::dtype(op, x, "an integer (the length n)")),
-        1 => x.ty().shape[0],
-        _ => {
-            return Err(GraphError::rank(
-                op,
-                x,
-                "0 (a length) or 1 (a vector to shuffle)",
-            ));
-        }
+    if a.ndim() == 0 && !a.dtype().is_int() {
+        return Err(GraphError::dtype(op, a, "an integer (the population size)"));
+    }
+    if inputs.len() == 5 && inputs[3].ndim() != 1 {
+        return Err(GraphError::rank(op, &inputs[3], "1 (the probabilities p)"));
+    }
+    if core_shape.ndim() != 1 || !core_shape.dtype().is_int() {
+        return Err(GraphError::dtype(
+            op,
+            core_shape,
+            "an integer vector (the sample shape)",
+        ));
+    }
+    let Some(k) = core_shape.ty().shape[0] else {
+        return Err(GraphError::shape(
+            op,
+            format!(
+                "the sample shape {} must have a length known when the graph is built",
+                core_shape.describe()
+            ),
+        ));
     };
+    let mut shape = static_extents(core_shape, k);
+    if a.ndim() > 0 {
+        shape.extend(a.ty().shape[1..].iter().copied());
+    }
     Ok(smallvec![
         TensorType::new(RNG_DTYPE, &[Some(RNG_WORDS)]),
-        TensorType::new(r.dtype, &[len]),
+        TensorType {
+            dtype: r.dtype,
+            shape,
+        },
     ])
 }
 

@@ -253,6 +253,33 @@ fn default_updates(py: Python<'_>, outputs: Vec<Bound<'_, PyAny>>) -> PyResult<V
     Ok(pairs)
 }
 
+/// PyTensor's `Apply` view of the node computing `v` (`variable.owner`): a
+/// `types.SimpleNamespace` with `op` (the op as text), `inputs` and `outputs` (lists of
+/// variables), or `None` for a leaf, so code reaching a random variable's next generator as
+/// `x.owner.outputs[0]` runs unchanged.
+pub fn owner(py: Python<'_>, v: &Var) -> PyResult<Py<PyAny>> {
+    let Some((op, inputs)) = v.owner() else {
+        return Ok(py.None());
+    };
+    let node = v.node();
+    let outputs = (0..node.types().len())
+        .map(|k| wrap(py, Var::output_of(node, k)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let inputs = inputs
+        .iter()
+        .map(|i| wrap(py, i.clone()))
+        .collect::<PyResult<Vec<_>>>()?;
+    let fields = pyo3::types::PyDict::new(py);
+    fields.set_item("op", op.to_string())?;
+    fields.set_item("inputs", inputs)?;
+    fields.set_item("outputs", outputs)?;
+    Ok(py
+        .import("types")?
+        .getattr("SimpleNamespace")?
+        .call((), Some(&fields))?
+        .unbind())
+}
+
 /// Registers the class and functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRandomGenerator>()?;

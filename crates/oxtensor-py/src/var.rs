@@ -411,6 +411,13 @@ impl PyVar {
         self.v.owner().map(|(op, _)| op.to_string())
     }
 
+    /// PyTensor's `owner`: the `op`, `inputs` and `outputs` of the node computing this
+    /// variable (`None` for leaves).
+    #[getter]
+    fn owner(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::random::owner(py, &self.v)
+    }
+
     /// The inputs of the op computing this variable (empty for leaves).
     #[getter]
     fn _inputs(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {

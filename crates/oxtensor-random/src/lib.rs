@@ -60,6 +60,7 @@
 //! (`f`, `noncentral_*`, `logseries`, `zipf`, `power`, `rayleigh`, `multivariate_normal`, ...).
 
 mod bounded;
+mod choice;
 mod continuous;
 mod discrete;
 mod error;

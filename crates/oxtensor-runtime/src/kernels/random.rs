@@ -196,7 +196,9 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         | D::Multinomial
         | D::Categorical
         | D::MvNormal
-        | D::Permutation => {
+        | D::Permutation
+        | D::ChoiceWithoutReplacement
+        | D::ChoiceWithoutReplacementP => {
             return Err(RandomError::new(
                 "dtype",
                 format!("{} is not a scalar continuous distribution", dist.name()),
@@ -337,30 +339,111 @@ fn mv_normal(
     Ok(Tensor::from_slice(&out, shape)?)
 }
 
-/// `permutation(x)`: NumPy's shuffled `arange(n)` for an integer scalar `n`; for a vector, its
-/// entries in the order that same shuffle of their positions gives (NumPy shuffles the copy
-/// in place with the same swaps).
-fn permutation(mut g: Generator, x: &Tensor, dtype: DType) -> Result<Vec<Tensor>, KernelError> {
-    let out = match x.ndim() {
-        0 => {
-            let n = x.item::<i64>().unwrap_or(0);
-            let n = usize::try_from(n)
-                .map_err(|_| KernelError::Value(format!("permutation: n must be >= 0, got {n}")))?;
-            let perm = g.permutation(n);
-            Tensor::from_slice(&perm, &[n])?.cast(dtype)
+/// The extents of an integer vector (a size or sample shape) as `usize`, or an error naming
+/// `what` for a negative one.
+fn extents(dist: Distribution, what: &str, v: &Tensor) -> Result<Vec<usize>, KernelError> {
+    let dims = v.to_vec_as::<i64>();
+    dims.iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            KernelError::Value(format!(
+                "{}: {what} {dims:?} has a negative extent",
+                dist.name()
+            ))
+        })
+}
+
+/// `permutation(x)`: NumPy's shuffled `arange(n)` for an integer scalar `n`; for an array, its
+/// rows in the order that same shuffle of their positions gives (NumPy shuffles a copy in
+/// place with the same swaps). With a batch shape (`size`), `x` is broadcast to it and each
+/// batch element shuffled in C order, as PyTensor loops over `rng.permutation`.
+fn permutation(
+    mut g: Generator,
+    r: &RandomOp,
+    size: &Tensor,
+    x: &Tensor,
+) -> Result<Vec<Tensor>, KernelError> {
+    let dist = r.dist;
+    let batch = match r.size_ndim {
+        Some(_) => extents(dist, "size", size)?,
+        None => Vec::new(),
+    };
+    let out = if x.ndim() == 0 {
+        if !batch.is_empty() {
+            return Err(KernelError::Value(
+                "permutation: an integer n takes no size".into(),
+            ));
         }
-        1 => {
-            let perm = g.permutation(x.shape()[0]);
-            let idx = Tensor::from_slice(&perm, &[perm.len()])?;
-            super::index::take(x, &idx, 0)?.cast(dtype)
+        let n = x.item::<i64>().unwrap_or(0);
+        let n = usize::try_from(n)
+            .map_err(|_| KernelError::Value(format!("permutation: n must be >= 0, got {n}")))?;
+        let perm = g.permutation(n);
+        Tensor::from_slice(&perm, &[n])?.cast(r.dtype)
+    } else {
+        let mut shape = batch.clone();
+        shape.extend_from_slice(x.shape());
+        let count: usize = batch.iter().product();
+        let rows = x.shape()[0];
+        let rest: usize = x.shape()[1..].iter().product();
+        // One gather over the batch elements' rows stacked: element b's row i is row
+        // b * rows + perm_b[i].
+        let mut idx = Vec::with_capacity(count * rows);
+        for b in 0..count {
+            idx.extend(
+                g.permutation(rows)
+                    .into_iter()
+                    .map(|i| (b * rows) as i64 + i),
+            );
         }
-        d => {
-            return Err(KernelError::Shape(format!(
-                "permutation: x must be a scalar or a vector, got rank {d}"
-            )));
-        }
+        let stacked = x.broadcast_to(&shape)?.reshape(&[count * rows, rest])?;
+        let idx = Tensor::from_slice(&idx, &[idx.len()])?;
+        super::index::take(&stacked, &idx, 0)?
+            .reshape(&shape)?
+            .cast(r.dtype)
     };
     Ok(vec![generator_to_tensor(&g), out])
+}
+
+/// `choice(a, core_shape, replace=False[, p])`: NumPy's `Generator.choice` indices (of
+/// `arange(a)` for an integer `a`, else of `a`'s rows), shaped `core_shape`, then the rows
+/// they select.
+fn choice(mut g: Generator, r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelError> {
+    let dist = r.dist;
+    let a = inputs[2];
+    let core_shape = extents(dist, "core_shape", inputs[inputs.len() - 1])?;
+    let count: usize = core_shape.iter().product();
+    let pop_size = match a.ndim() {
+        0 => {
+            let n = a.item::<i64>().unwrap_or(0);
+            usize::try_from(n).map_err(|_| {
+                KernelError::Value(format!(
+                    "choice: a must be >= 0 (a population size), got {n}"
+                ))
+            })?
+        }
+        _ => a.shape()[0],
+    };
+    let idx = if dist == Distribution::ChoiceWithoutReplacementP {
+        let p = inputs[3];
+        if p.shape() != [pop_size] {
+            return Err(KernelError::Shape(format!(
+                "choice: a and p must have same size ({pop_size} and {:?})",
+                p.shape()
+            )));
+        }
+        g.choice_without_replacement_p(&p.to_vec_as::<f64>(), count)
+    } else {
+        g.choice_without_replacement(pop_size, count)
+    }
+    .map_err(|e| bad(dist, e))?;
+    let idx = Tensor::from_slice(&idx, &core_shape)?;
+    let out = if a.ndim() == 0 {
+        idx
+    } else {
+        super::index::take(a, &idx, 0)?
+    };
+    Ok(vec![generator_to_tensor(&g), out.cast(r.dtype)])
 }
 
 /// Computes a random node: `(next_rng, draw)`.
@@ -377,8 +460,12 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
         )));
     }
     let mut g = generator_from_tensor(inputs[0])?;
-    if dist == Distribution::Permutation {
-        return permutation(g, inputs[2], r.dtype);
+    match dist {
+        Distribution::Permutation => return permutation(g, r, inputs[1], inputs[2]),
+        Distribution::ChoiceWithoutReplacement | Distribution::ChoiceWithoutReplacementP => {
+            return choice(g, r, inputs);
+        }
+        _ => {}
     }
     let params = &inputs[2..];
     let batch = batch_shape(r, inputs[1], params)?;

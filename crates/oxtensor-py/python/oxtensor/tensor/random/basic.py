@@ -19,13 +19,16 @@ from oxtensor.configdefaults import config
 __all__ = [
     "bernoulli",
     "beta",
+    "betabinom",
     "binomial",
     "categorical",
     "cauchy",
     "chisquare",
+    "choice",
     "dirichlet",
     "exponential",
     "gamma",
+    "gengamma",
     "geometric",
     "gumbel",
     "halfcauchy",
@@ -47,6 +50,7 @@ __all__ = [
     "standard_normal",
     "t",
     "triangular",
+    "truncexpon",
     "uniform",
     "vonmises",
     "wald",
@@ -272,16 +276,15 @@ def pareto(b, scale=1.0, size=None, rng=None, dtype=None, name=None, return_next
 
 
 def permutation(x, size=None, rng=None, return_next_rng=False):
-    """A shuffled ``arange(x)`` for an integer ``x``, or the entries of vector ``x`` shuffled,
-    of ``x``'s dtype (so ``permutation(10)`` is ``int8``, as in PyTensor). No ``size``."""
+    """A shuffled ``arange(x)`` for an integer ``x``, or the rows of array ``x`` shuffled, of
+    ``x``'s dtype (so ``permutation(10)`` is ``int8``, as in PyTensor). With ``size``, ``x`` is
+    broadcast to ``(*size, *x.shape)`` and each batch element shuffled."""
     from oxtensor.tensor.random.variable import shared_rng
 
-    if size is not None:
-        raise NotImplementedError("permutation does not support size")
     if rng is None:
         rng = shared_rng()
     (x,) = _params([x])
-    next_rng, out = _core.random_variable("permutation", rng, None, [x], x.dtype)
+    next_rng, out = _core.random_variable("permutation", rng, size, [x], x.dtype)
     return (next_rng, out) if return_next_rng else out
 
 
@@ -296,11 +299,158 @@ def multinomial(n, p, size=None, **kwargs):
 
 
 def multivariate_normal(mean, cov, size=None, method="cholesky", **kwargs):
-    """``cholesky(cov) @ z + mean`` with ``z`` standard normal, all normals drawn first
-    (PyTensor's default ``method="cholesky"``)."""
-    if method != "cholesky":
-        raise NotImplementedError(f"multivariate_normal: only method='cholesky' is supported, got {method!r}")
-    return _rv("multivariate_normal")(mean, cov, size=size, **kwargs)
+    """``A @ z + mean`` with ``z`` standard normal, all normals drawn first, as PyTensor:
+    ``A = cholesky(cov)`` (``method="cholesky"``, the default), ``u * sqrt(s)`` of
+    ``svd(cov)`` (``"svd"``) or ``v * sqrt(w)`` of ``eigh(cov)`` (``"eigh"``)."""
+    if method == "cholesky":
+        return _rv("multivariate_normal")(mean, cov, size=size, **kwargs)
+    if method not in ("svd", "eigh"):
+        raise ValueError(
+            f"Unknown method {method}. The method must be one of 'cholesky', 'svd', or 'eigh'."
+        )
+    return _mvnormal_factored(mean, cov, size, method, **kwargs)
+
+
+def _mvnormal_factored(
+    mean, cov, size, method, rng=None, dtype=None, name=None, return_next_rng=False
+):
+    """``multivariate_normal`` with ``method="svd"`` or ``"eigh"``: the factor from the graph's
+    ``pt.linalg`` op, the normals drawn as one ``(*batch, n)`` block in C order (NumPy's
+    ``rng.normal(size=(*size, n))``), then ``sum(A * z[..., None, :], -1) + mean``."""
+    from oxtensor.tensor import linalg
+    from oxtensor.tensor.basic import expand_dims, zeros_like
+    from oxtensor.tensor.math import sqrt
+
+    mean, cov = _params([mean, cov])
+    mean, cov = mean.astype("float64"), cov.astype("float64")
+    if method == "svd":
+        u, s, _ = linalg.svd(cov)
+    else:
+        s, u = linalg.eigh(cov)
+    factor = u * expand_dims(sqrt(s), -2)
+    if size is None:
+        # Zeros of the batch-broadcast shape of mean and cov, plus the support extent.
+        next_rng, z = normal(
+            zeros_like(mean + cov.sum(axis=-1)), 1.0, rng=rng, dtype="float64", return_next_rng=True
+        )
+    else:
+        if isinstance(size, int | np.integer):
+            size = (size,)
+        if isinstance(size, _core.TensorVariable):
+            from oxtensor.tensor.basic import concatenate
+
+            full = concatenate([size.astype("int64"), mean.shape[-1:]])
+        else:
+            full = (*size, mean.shape[-1])
+        next_rng, z = normal(0.0, 1.0, size=full, rng=rng, dtype="float64", return_next_rng=True)
+    out = (factor * expand_dims(z, -2)).sum(axis=-1) + mean
+    return _finish(out, "multivariate_normal", next_rng, dtype, name, return_next_rng)
+
+
+def _finish(out, dist, next_rng, dtype, name, return_next_rng):
+    """Casts a composed draw to ``dtype`` (the distribution's default when ``None``), names it
+    and returns it as a random variable does."""
+    if dtype is None:
+        dtype = "int64" if dist in _DISCRETE else config.floatX
+    elif dtype == "floatX":
+        dtype = config.floatX
+    out = out.astype(dtype)
+    if name is not None:
+        out.name = name
+    return (next_rng, out) if return_next_rng else out
+
+
+def _batch_zeros(*params):
+    """``float64`` zeros of the parameters' broadcast shape: adding them to a parameter stretches
+    it to the batch shape SciPy draws when ``size`` is ``None`` without changing its values."""
+    from oxtensor.tensor.basic import zeros_like
+
+    total = params[0]
+    for p in params[1:]:
+        total = total + p
+    return zeros_like(total, dtype="float64")
+
+
+def betabinom(n, a, b, size=None, rng=None, dtype=None, name=None, return_next_rng=False):
+    """Beta-binomial: ``binomial(n, beta(a, b))``, SciPy's ``betabinom.rvs`` as PyTensor draws it
+    (every beta first, then every binomial)."""
+    n, a, b = _params([n, a, b])
+    if size is None:
+        zeros = _batch_zeros(n, a, b)
+        a, b = a + zeros, b + zeros
+    rng, p = _rv("beta")(a, b, size=size, rng=rng, dtype="float64", return_next_rng=True)
+    next_rng, out = _rv("binomial")(
+        n.astype("int64"), p, size=size, rng=rng, dtype="int64", return_next_rng=True
+    )
+    return _finish(out, "binomial", next_rng, dtype, name, return_next_rng)
+
+
+def gengamma(alpha=1.0, p=1.0, lambd=1.0, size=None, rng=None, dtype=None, name=None,
+             return_next_rng=False):
+    """Generalized gamma: ``lambd * standard_gamma(alpha / p) ** (1 / p)``, SciPy's
+    ``gengamma.rvs(alpha / p, p, scale=lambd)`` as PyTensor draws it."""
+    alpha, p, lambd = _params([alpha, p, lambd])
+    shape = alpha / p
+    if size is None:
+        shape = shape + _batch_zeros(alpha, p, lambd)
+    next_rng, g = _rv("gamma")(shape, 1.0, size=size, rng=rng, dtype="float64", return_next_rng=True)
+    out = g ** (1.0 / p) * lambd
+    return _finish(out, "gengamma", next_rng, dtype, name, return_next_rng)
+
+
+def truncexpon(b, loc=0.0, scale=1.0, size=None, rng=None, dtype=None, name=None,
+               return_next_rng=False):
+    """Exponential truncated to ``[loc, loc + b * scale]``: SciPy's inverse-CDF sampling
+    ``loc + scale * -log1p(u * expm1(-b))`` of one uniform, as PyTensor."""
+    from oxtensor.tensor.math import expm1, log1p
+
+    b, loc, scale = _params([b, loc, scale])
+    low = _batch_zeros(b, loc, scale) if size is None else 0.0
+    next_rng, u = _rv("uniform")(low, 1.0, size=size, rng=rng, dtype="float64", return_next_rng=True)
+    out = -log1p(u * expm1(-b)) * scale + loc
+    return _finish(out, "truncexpon", next_rng, dtype, name, return_next_rng)
+
+
+def choice(a, size=None, replace=True, p=None, rng=None, return_next_rng=False):
+    """Entries of ``a`` (or of ``arange(a)`` for an integer ``a``) drawn along its first axis:
+    ``integers(0, len(a))`` or, with probabilities ``p``, ``categorical(p)`` indices, as PyTensor
+    draws ``choice`` with replacement (or of a single value); without replacement, NumPy's
+    ``Generator.choice(a, size, replace=False, p=p)``."""
+    (a,) = _params([a])
+    if not replace and size is not None:
+        return _choice_without_replacement(a, size, p, rng, return_next_rng)
+    count = a if a.ndim == 0 else a.shape[0]
+    if p is None:
+        next_rng, idx = integers(0, count, size=size, rng=rng, return_next_rng=True)
+    else:
+        (p,) = _params([p])
+        next_rng, idx = categorical(p, size=size, rng=rng, return_next_rng=True)
+    out = idx if a.ndim == 0 else a[idx]
+    return (next_rng, out) if return_next_rng else out
+
+
+def _choice_without_replacement(a, size, p, rng, return_next_rng):
+    """``choice(a, size, replace=False, p=p)``: one op drawing the whole sample, whose shape
+    ``size`` is its core shape (the draws are not independent), as PyTensor."""
+    from oxtensor.tensor.basic import as_tensor_variable
+    from oxtensor.tensor.random.variable import shared_rng
+
+    if rng is None:
+        rng = shared_rng()
+    if isinstance(size, int | np.integer):
+        size = (size,)
+    core_shape = size if isinstance(size, _core.TensorVariable) else as_tensor_variable(
+        np.asarray(size, dtype="int64") if all(isinstance(s, int | np.integer) for s in size)
+        else size
+    )
+    core_shape = core_shape.astype("int64")
+    if p is None:
+        name, params = "choice_without_replacement", [a, core_shape]
+    else:
+        (p,) = _params([p])
+        name, params = "choice_without_replacement_p", [a, p, core_shape]
+    next_rng, out = _core.random_variable(name, rng, None, params, a.dtype)
+    return (next_rng, out) if return_next_rng else out
 
 
 def categorical(p, size=None, **kwargs):

@@ -1,0 +1,179 @@
+//! Sampling without replacement, as NumPy's `Generator.choice(..., replace=False)` draws it
+//! (PyTensor's `choice` without replacement calls it once per batch element).
+
+use crate::{BoundedMethod, Generator, RandomError, Result};
+use std::collections::HashSet;
+
+/// NumPy's population size above which a tail shuffle of the whole `arange` beats Floyd's
+/// algorithm (when more than `1 / TAIL_SHUFFLE_FRACTION` of it is taken).
+const TAIL_SHUFFLE_POPULATION: usize = 10_000;
+
+/// See [`TAIL_SHUFFLE_POPULATION`]: NumPy's cutoff for `shuffle=True`.
+const TAIL_SHUFFLE_FRACTION: usize = 50;
+
+impl Generator {
+    /// NumPy's `_shuffle_int(n, first, data)`: Fisher-Yates swaps of `data[i]` for `i` from the
+    /// end down to `first`, with Lemire bounded draws (where [`Generator::shuffle`] uses masked
+    /// rejection, as NumPy's `shuffle` does).
+    fn shuffle_int(&mut self, data: &mut [i64], first: usize) {
+        for i in (first..data.len()).rev() {
+            let j = self.bounded_u64(i as u64, BoundedMethod::Lemire) as usize;
+            data.swap(i, j);
+        }
+    }
+
+    /// `choice(pop_size, size, replace=False)`: `size` distinct indices of `0..pop_size` in
+    /// random order, by NumPy's tail shuffle (large populations, large samples) or Floyd's
+    /// algorithm followed by a shuffle.
+    pub fn choice_without_replacement(&mut self, pop_size: usize, size: usize) -> Result<Vec<i64>> {
+        if size > pop_size {
+            return Err(RandomError::new(
+                "size",
+                format!(
+                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                ),
+            ));
+        }
+        if pop_size > TAIL_SHUFFLE_POPULATION && size > pop_size / TAIL_SHUFFLE_FRACTION {
+            let mut idx: Vec<i64> = (0..pop_size as i64).collect();
+            self.shuffle_int(&mut idx, (pop_size - size).max(1));
+            return Ok(idx.split_off(pop_size - size));
+        }
+        let mut out = Vec::with_capacity(size);
+        let mut taken = HashSet::with_capacity(size);
+        for j in pop_size - size..pop_size {
+            let val = self.bounded_u64(j as u64, BoundedMethod::Lemire) as i64;
+            // Floyd: a value already taken is replaced by `j`, which cannot be.
+            let pick = if taken.insert(val) { val } else { j as i64 };
+            taken.insert(pick);
+            out.push(pick);
+        }
+        self.shuffle_int(&mut out, 1);
+        Ok(out)
+    }
+
+    /// `choice(len(p), size, replace=False, p=p)`: `size` distinct indices drawn with
+    /// probabilities `p`, by NumPy's loop: draw the missing count of uniforms, search them in
+    /// the normalized `cumsum` of `p` with the indices taken so far zeroed, keep the new
+    /// distinct indices in order of first appearance, repeat until `size` are taken.
+    pub fn choice_without_replacement_p(&mut self, p: &[f64], size: usize) -> Result<Vec<i64>> {
+        let pop_size = p.len();
+        if size > pop_size {
+            return Err(RandomError::new(
+                "size",
+                format!(
+                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                ),
+            ));
+        }
+        check_probabilities(p)?;
+        if p.iter().filter(|&&x| x > 0.0).count() < size {
+            return Err(RandomError::new(
+                "p",
+                "Fewer non-zero entries in p than size",
+            ));
+        }
+        let mut p = p.to_vec();
+        let mut found: Vec<i64> = Vec::with_capacity(size);
+        let mut cdf = vec![0.0; pop_size];
+        while found.len() < size {
+            let x: Vec<f64> = (0..size - found.len()).map(|_| self.random()).collect();
+            for &f in &found {
+                p[f as usize] = 0.0;
+            }
+            let mut acc = 0.0;
+            for (c, &pi) in cdf.iter_mut().zip(&p) {
+                acc += pi;
+                *c = acc;
+            }
+            let total = acc;
+            cdf.iter_mut().for_each(|c| *c /= total);
+            let mut seen = HashSet::new();
+            for u in x {
+                // `searchsorted(side="right")`: the first entry above `u`.
+                let k = cdf.partition_point(|&c| c <= u) as i64;
+                if seen.insert(k) {
+                    found.push(k);
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// NumPy's checks of `choice`'s `p`: no NaN, no negative entry, a (Kahan) sum within
+/// `sqrt(eps)` of 1.
+fn check_probabilities(p: &[f64]) -> Result<()> {
+    let (mut sum, mut comp) = (0.0f64, 0.0f64);
+    for &x in p {
+        let y = x - comp;
+        let t = sum + y;
+        comp = (t - sum) - y;
+        sum = t;
+    }
+    if sum.is_nan() {
+        return Err(RandomError::new("p", "Probabilities contain NaN"));
+    }
+    if p.iter().any(|&x| x < 0.0) {
+        return Err(RandomError::new("p", "Probabilities are not non-negative"));
+    }
+    if (sum - 1.0).abs() > f64::EPSILON.sqrt() {
+        return Err(RandomError::new("p", "Probabilities do not sum to 1"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::default_rng;
+
+    #[test]
+    fn same_indices_as_numpy() {
+        // np.random.default_rng(21).choice(10, size=(2, 3), replace=False)
+        let mut g = default_rng(21);
+        let v = g.choice_without_replacement(10, 6).expect("valid");
+        assert_eq!(v, [8, 9, 7, 4, 1, 2]);
+        // g = np.random.default_rng(22): g.choice(20000, 6000, replace=False) twice (the
+        // tail shuffle): the first five of the first, the sum of the second.
+        let mut g = default_rng(22);
+        let v = g.choice_without_replacement(20_000, 6000).expect("valid");
+        assert_eq!(v[..5], [9320, 14341, 10096, 14132, 16429]);
+        let v = g.choice_without_replacement(20_000, 6000).expect("valid");
+        assert_eq!(v.iter().sum::<i64>(), 59_509_346);
+        // np.random.default_rng(23).choice(5, 3, replace=False, p=[.1, .2, .3, .25, .15])
+        let mut g = default_rng(23);
+        let v = g
+            .choice_without_replacement_p(&[0.1, 0.2, 0.3, 0.25, 0.15], 3)
+            .expect("valid");
+        assert_eq!(v, [3, 1, 0]);
+    }
+
+    #[test]
+    fn floyd_and_tail_shuffle_give_distinct_indices() {
+        let mut g = default_rng(5);
+        for (pop, size) in [(10, 10), (10, 3), (20_000, 5000), (20_000, 10), (1, 0)] {
+            let mut v = g
+                .choice_without_replacement(pop, size)
+                .expect("valid sizes");
+            assert_eq!(v.len(), size);
+            v.sort_unstable();
+            v.dedup();
+            assert_eq!(v.len(), size);
+            assert!(v.iter().all(|&x| (0..pop as i64).contains(&x)));
+        }
+        assert!(g.choice_without_replacement(3, 4).is_err());
+    }
+
+    #[test]
+    fn weighted_choice_skips_zero_probabilities() {
+        let mut g = default_rng(6);
+        let p = [0.0, 0.5, 0.0, 0.25, 0.25];
+        let mut v = g
+            .choice_without_replacement_p(&p, 3)
+            .expect("three non-zero entries");
+        v.sort_unstable();
+        assert_eq!(v, [1, 3, 4]);
+        assert!(g.choice_without_replacement_p(&p, 4).is_err());
+        assert!(g.choice_without_replacement_p(&[0.5, 0.6], 1).is_err());
+    }
+}
