@@ -37,14 +37,12 @@ pub struct Scan {
     pub name: Option<Arc<str>>,
 }
 
-/// How many steps a sequence read at `taps` allows when it has `len` entries, and the entry
-/// step 0 reads at tap `taps[0]` (the first tap).
-pub fn sequence_window(taps: &[i64], len: usize) -> Option<(usize, usize)> {
+/// How many steps a sequence of `len` entries read at `taps` (sorted) allows: each step reads
+/// a window reaching from its lowest to its highest tap.
+pub fn sequence_steps(taps: &[i64], len: usize) -> Option<usize> {
     let (&lo, &hi) = (taps.first()?, taps.last()?);
-    let offset = usize::try_from(-lo.min(0)).ok()?;
-    let reach = usize::try_from(hi.max(0)).ok()?;
-    let steps = len.checked_sub(offset + reach)?;
-    Some((steps, usize::try_from(lo + offset as i64).ok()?))
+    let span = usize::try_from(hi.max(0) - lo.min(0)).ok()?;
+    len.checked_sub(span)
 }
 
 impl Scan {
@@ -253,7 +251,7 @@ pub(crate) fn infer(op: &Op, s: &Scan, inputs: &[Var]) -> Result<Vec<TensorType>
         if n_steps.const_int().is_none_or(|n| n < 0)
             && let Some(len) = seq.ty().shape[0]
         {
-            let allowed = sequence_window(taps, len).map_or(0, |w| w.0);
+            let allowed = sequence_steps(taps, len).unwrap_or(0);
             static_steps = Some(static_steps.map_or(allowed, |s| s.min(allowed)));
         }
         k += taps.len();

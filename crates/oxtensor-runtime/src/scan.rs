@@ -4,7 +4,7 @@
 use crate::kernels::{self, KernelCtx};
 use crate::{Executable, KernelError, RuntimeError};
 use oxtensor_data::Tensor;
-use oxtensor_graph::scan::sequence_window;
+use oxtensor_graph::scan::sequence_steps;
 use oxtensor_graph::{Op, Scan, TensorType};
 use std::collections::VecDeque;
 
@@ -70,7 +70,7 @@ fn steps(s: &Scan, n_steps: i64, sequences: &[&Tensor]) -> Result<usize, Runtime
     let mut allowed: Option<(usize, usize)> = None;
     for (i, (seq, taps)) in sequences.iter().zip(&s.sequence_taps).enumerate() {
         let len = seq.shape().first().copied().unwrap_or(0);
-        let n = sequence_window(taps, len).map_or(0, |w| w.0);
+        let n = sequence_steps(taps, len).unwrap_or(0);
         if allowed.is_none_or(|(m, _)| n < m) {
             allowed = Some((n, i));
         }
@@ -139,7 +139,7 @@ pub(crate) fn run(
             // direction), as PyTensor does.
             let len = seq.shape().first().copied().unwrap_or(0);
             let window = if s.go_backwards {
-                sequence_window(taps, len).map_or(0, |w| w.0) - 1 - step
+                sequence_steps(taps, len).unwrap_or(0) - 1 - step
             } else {
                 step
             };
