@@ -90,36 +90,49 @@ pub(crate) fn broadcast_static(op: &Op, inputs: &[Var]) -> Result<StaticShape, G
             ),
         ));
     }
-    let mut out: StaticShape = smallvec![Some(1); ndim];
-    for d in 0..ndim {
-        let mut known: Option<(usize, &Var)> = None;
-        let mut any_none = false;
-        for v in inputs {
-            match v.ty().shape[d] {
-                Some(1) => {}
-                Some(n) => match known {
-                    Some((m, w)) if m != n => {
-                        return Err(GraphError::shape(
-                            op,
-                            format!(
-                                "dimension {d} does not broadcast: {} has extent {m}, {} has extent {n}",
-                                w.describe(),
-                                v.describe()
-                            ),
-                        ));
-                    }
-                    _ => known = Some((n, v)),
+    (0..ndim)
+        .map(|d| {
+            broadcast_dim(
+                op,
+                inputs.iter().map(|v| (v.ty().shape[d], v)),
+                |w, m, v, n| {
+                    format!(
+                        "dimension {d} does not broadcast: {} has extent {m}, {} has extent {n}",
+                        w.describe(),
+                        v.describe()
+                    )
                 },
-                None => any_none = true,
-            }
+            )
+        })
+        .collect()
+}
+
+/// The static extent of one broadcast dimension from each input's extent there (`None`:
+/// unknown): a known extent other than 1 wins over unknown ones (anything else fails at run
+/// time), two different ones are an error worded by `clash(first, its extent, other, its
+/// extent)`, and all 1 gives 1.
+pub(crate) fn broadcast_dim<'a>(
+    op: &Op,
+    extents: impl IntoIterator<Item = (Option<usize>, &'a Var)>,
+    clash: impl Fn(&Var, usize, &Var, usize) -> String,
+) -> Result<Option<usize>, GraphError> {
+    let mut known: Option<(usize, &Var)> = None;
+    let mut any_none = false;
+    for (extent, v) in extents {
+        match extent {
+            Some(1) => {}
+            Some(n) => match known {
+                Some((m, w)) if m != n => return Err(GraphError::shape(op, clash(w, m, v, n))),
+                _ => known = Some((n, v)),
+            },
+            None => any_none = true,
         }
-        out[d] = match known {
-            Some((n, _)) => Some(n),
-            None if any_none => None,
-            None => Some(1),
-        };
     }
-    Ok(out)
+    Ok(match known {
+        Some((n, _)) => Some(n),
+        None if any_none => None,
+        None => Some(1),
+    })
 }
 
 fn elemwise(op: &Op, s: ScalarOp, inputs: &[Var]) -> Result<Types, GraphError> {

@@ -347,39 +347,21 @@ pub fn check_rng(op: &Op, rng: &Var) -> Result<(), GraphError> {
 /// wins over an unknown one, since anything else would fail at run time.
 fn broadcast(op: &Op, shapes: &[(StaticShape, &Var)]) -> Result<StaticShape, GraphError> {
     let ndim = shapes.iter().map(|(s, _)| s.len()).max().unwrap_or(0);
-    let mut out: StaticShape = smallvec![Some(1); ndim];
-    for d in 0..ndim {
-        let mut known: Option<(usize, &Var)> = None;
-        let mut any_none = false;
-        for (s, v) in shapes {
-            let Some(k) = (d + s.len()).checked_sub(ndim) else {
-                continue;
-            };
-            match s[k] {
-                Some(1) => {}
-                Some(n) => match known {
-                    Some((m, w)) if m != n => {
-                        return Err(GraphError::shape(
-                            op,
-                            format!(
-                                "the parameters do not broadcast: {} has extent {m} and {} has extent {n} in dimension {d} of the batch shape",
-                                w.describe(),
-                                v.describe()
-                            ),
-                        ));
-                    }
-                    _ => known = Some((n, v)),
-                },
-                None => any_none = true,
-            }
-        }
-        out[d] = match known {
-            Some((n, _)) => Some(n),
-            None if any_none => None,
-            None => Some(1),
-        };
-    }
-    Ok(out)
+    (0..ndim)
+        .map(|d| {
+            let extents = shapes.iter().filter_map(|(s, v)| {
+                let k = (d + s.len()).checked_sub(ndim)?;
+                Some((s[k], *v))
+            });
+            crate::infer::broadcast_dim(op, extents, |w, m, v, n| {
+                format!(
+                    "the parameters do not broadcast: {} has extent {m} and {} has extent {n} in dimension {d} of the batch shape",
+                    w.describe(),
+                    v.describe()
+                )
+            })
+        })
+        .collect()
 }
 
 /// Output types of a random node: `(next_rng, draw)`.
