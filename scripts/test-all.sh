@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 # One clean build: incremental caches would only cost disk (they filled the CI machine once).
 export CARGO_INCREMENTAL=0
 
-echo "== Rust: formatting and lints =="
+# Each section prints its start time in seconds since the suite began, so a slow CI run shows
+# which section grew.
+section() { echo "== [${SECONDS}s] $* =="; }
+
+section "Rust: formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
@@ -15,7 +19,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 # `cargo test` without it to explore new cases.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261125}"
 
-echo "== Rust: tests =="
+section "Rust: tests"
 # --no-fail-fast: one failing test binary must not hide failures in the others.
 cargo test --workspace --exclude oxtensor-py --no-fail-fast
 
@@ -23,14 +27,15 @@ cargo test --workspace --exclude oxtensor-py --no-fail-fast
 # x86-64 levels too, so a machine with AVX-512 also runs what AVX2-only (v3) and SSE4.2-only
 # (v2) CPUs get: other vector math variants, other rounding of transcendentals.
 for target in x86-64-v3 x86-64-v2; do
-    echo "== Rust: native backend compiled for $target =="
+    section "Rust: native backend compiled for $target"
     OXTENSOR_NATIVE_TARGET=$target cargo test -p oxtensor-native --no-fail-fast
 done
 
 if [ -f crates/oxtensor-py/pyproject.toml ]; then
-    echo "== Python: build and install the package =="
+    section "Python: build and install the package"
     python3 -m pip install --quiet -r python/requirements-test.txt
     python3 -m pip install --quiet ./crates/oxtensor-py
-    echo "== Python: tests =="
+    section "Python: tests"
     (cd python/tests && python3 -m pytest -q)
 fi
+section "done"
