@@ -69,6 +69,30 @@ impl Scan {
     pub fn n_outputs(&self) -> usize {
         self.state_taps.len() + self.n_mapped
     }
+
+    /// The number of steps a run takes: `n_steps` when it is not negative (checked against
+    /// what the sequences allow), else as many as every sequence of length `lengths[i]`
+    /// allows. Every backend counts steps here, so they agree on the count and on the error.
+    pub fn steps(&self, n_steps: i64, lengths: &[usize]) -> Result<usize, String> {
+        let mut allowed: Option<(usize, usize)> = None;
+        for (i, (&len, taps)) in lengths.iter().zip(&self.sequence_taps).enumerate() {
+            let n = sequence_steps(taps, len).unwrap_or(0);
+            if allowed.is_none_or(|(m, _)| n < m) {
+                allowed = Some((n, i));
+            }
+        }
+        match (usize::try_from(n_steps).ok(), allowed) {
+            (Some(n), Some((m, i))) if n > m => Err(format!(
+                "n_steps is {n} but sequence {i} (length {}, taps {:?}) allows only {m} steps",
+                lengths[i], self.sequence_taps[i]
+            )),
+            (Some(n), _) => Ok(n),
+            (None, Some((m, _))) => Ok(m),
+            (None, None) => Err(format!(
+                "n_steps is {n_steps} and there are no sequences to count steps from"
+            )),
+        }
+    }
 }
 
 /// What [`scan`] builds a loop from: the step's inputs as the caller made them, its outputs,

@@ -8,13 +8,16 @@
 //! an integer power with a negative exponent) is handed to the interpreter, which computes the
 //! node or reports the error exactly as it would have on its own.
 
+use crate::recurrence::LoopFn;
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
 use oxtensor_data::Shape;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
-use oxtensor_runtime::{Call, Executable, InnerBodies, KernelError, Plan, RuntimeError, eval_node};
+use oxtensor_runtime::{
+    Call, Executable, InnerBodies, KernelError, Plan, RuntimeError, eval_node, run_interpreted,
+};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -61,6 +64,8 @@ pub(crate) enum Step {
         /// True for a `FusedReduce`, whose kernel computes its program on the node's inputs.
         fused: bool,
     },
+    /// The whole-loop kernel of a `Scan` node.
+    Loop(LoopFn),
 }
 
 /// How the executor runs the node at one position of the schedule.
@@ -79,6 +84,8 @@ enum Kernel {
         cost: usize,
         last: LastLayout<ReduceLayout>,
     },
+    /// A whole-loop kernel.
+    Loop(LoopFn),
 }
 
 /// The layout of a kernel's last call (how it walks its operands), kept for the next call: a
@@ -243,6 +250,7 @@ impl NativeExecutable {
                     cost: element_cost(n),
                     last: LastLayout::new(),
                 },
+                Some(Step::Loop(f)) => Kernel::Loop(f),
             })
             .collect();
         NativeExecutable {
@@ -575,6 +583,19 @@ impl NativeExecutable {
                 cost,
                 last,
             } => self.reduce((*f, axes, *fused, *cost), last, node, args),
+            Kernel::Loop(f) => {
+                let looped = match node.op() {
+                    Some(Op::Scan(s)) => crate::recurrence::run(*f, s, args),
+                    _ => None,
+                };
+                match (looped, node.op()) {
+                    (Some(outs), _) => Ok(outs),
+                    (None, Some(op)) => {
+                        run_interpreted(op, args).unwrap_or_else(|| eval_node(node, args))
+                    }
+                    (None, None) => eval_node(node, args),
+                }
+            }
         }
     }
 }

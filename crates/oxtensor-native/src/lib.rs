@@ -39,6 +39,7 @@ mod emit;
 mod error;
 mod exec;
 mod lower;
+mod recurrence;
 mod walk;
 
 pub use backend::{CompileInfo, NativeBackend};

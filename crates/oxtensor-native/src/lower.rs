@@ -2,7 +2,7 @@
 //! programs run inside a reduction is the graph's decision (`FusedReduce` nodes, built by the
 //! fusion pass); lowering follows it.
 
-use crate::emit::{KernelSource, Program};
+use crate::emit::{KernelSource, LoopProgram, Program};
 use oxtensor_data::DType;
 use oxtensor_graph::{Axes, FunctionGraph, Node, Op, ReduceOp, Var};
 use rustc_hash::FxHashMap;
@@ -20,6 +20,8 @@ pub(crate) enum Kernel {
         /// The producer's program.
         fused: Option<Program>,
     },
+    /// A whole loop.
+    Loop(LoopProgram),
 }
 
 impl Kernel {
@@ -32,6 +34,7 @@ impl Kernel {
                 input: *input,
                 fused: fused.as_ref(),
             },
+            Kernel::Loop(p) => KernelSource::Loop(p),
         }
     }
 }
@@ -51,6 +54,11 @@ pub(crate) enum Assign {
         axes: Axes,
         /// True for a `FusedReduce`, whose inputs are its program's.
         fused: bool,
+    },
+    /// Through loop kernel `kernel`.
+    Loop {
+        /// Index into the kernels.
+        kernel: usize,
     },
 }
 
@@ -121,16 +129,24 @@ fn reduction(node: &Node) -> Option<(Kernel, Axes, bool)> {
 /// `FusedReduce` a reduction (a `FusedReduce` computes its program inside the loop, so the
 /// program's value is never stored); except single ops whose inputs are all statically
 /// smaller than `interpret_below` elements (0-d arithmetic on scalars, say), which run on the
-/// interpreter. Everything else (including `DimShuffle`, which is a view: its strides are all
+/// interpreter. A `Scan` whose step is elementwise becomes one C loop ([`LoopProgram`]).
+/// Everything else (including `DimShuffle`, which is a view: its strides are all
 /// a consuming kernel needs) runs in the interpreter.
 pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
     let mut kernels = Vec::new();
     let mut assign = FxHashMap::default();
     for node in graph.toposort() {
+        let index = kernels.len();
+        if let Some(Op::Scan(s)) = node.op() {
+            if let Some(p) = LoopProgram::of_scan(s) {
+                assign.insert(node.id(), Assign::Loop { kernel: index });
+                kernels.push(Kernel::Loop(p));
+            }
+            continue;
+        }
         if tiny(node, interpret_below) {
             continue;
         }
-        let index = kernels.len();
         let (kernel, how) = if let Some(p) = program(node) {
             (Kernel::Elemwise(p), Assign::Elemwise { kernel: index })
         } else if let Some((k, axes, fused)) = reduction(node) {

@@ -63,8 +63,20 @@ impl InnerBodies {
         cache: &BodyCache,
         graph: &FunctionGraph,
     ) -> Result<InnerBodies, RuntimeError> {
+        Self::compile_except(backend, cache, graph, |_| false)
+    }
+
+    /// As [`InnerBodies::compile`], but not the bodies of the nodes `skip` picks: those the
+    /// backend runs its own way, leaving only the rare cases its code does not take to
+    /// [`run_interpreted`] (so their bodies are not compiled twice).
+    pub fn compile_except(
+        backend: &dyn Backend,
+        cache: &BodyCache,
+        graph: &FunctionGraph,
+        skip: impl Fn(&Node) -> bool,
+    ) -> Result<InnerBodies, RuntimeError> {
         let mut map = FxHashMap::default();
-        for node in graph.toposort() {
+        for node in graph.toposort().iter().filter(|n| !skip(n)) {
             for body in node.op().map(bodies).unwrap_or_default() {
                 if !map.contains_key(body) {
                     map.insert(body.clone(), cache.get(backend, body)?);
@@ -110,22 +122,27 @@ fn truth(cond: &Tensor) -> Result<bool, RuntimeError> {
         .ok_or_else(|| RuntimeError::Unsupported("an IfElse condition has no element".into()))
 }
 
+/// Runs an inner-graph op with its bodies compiled by the interpreter (process-wide cache):
+/// the reference, and the fallback of a backend that runs such a node its own way and hands
+/// it back in the cases its code does not take. `None` when `op` has no inner graph.
+pub fn run_interpreted(op: &Op, args: &[&Tensor]) -> Option<Result<Vec<Tensor>, RuntimeError>> {
+    static CACHE: std::sync::OnceLock<BodyCache> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(BodyCache::default);
+    let mut map = FxHashMap::default();
+    for body in bodies(op) {
+        match cache.get(&crate::Interpreter, body) {
+            Ok(exec) => map.insert(body.clone(), exec),
+            Err(e) => return Some(Err(e)),
+        };
+    }
+    InnerBodies(map).run_op(op, args)
+}
+
 /// Evaluates an inner-graph op outside a compiled function (constant folding, `eval_node`):
 /// its bodies are compiled by the interpreter on the spot.
 pub(crate) fn eval_alone(op: &Op, args: &[&Tensor]) -> Result<Vec<Tensor>, KernelError> {
-    static CACHE: std::sync::OnceLock<BodyCache> = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(BodyCache::default);
-    let fail = |e: RuntimeError| KernelError::Value(e.to_string());
-    let mut map = FxHashMap::default();
-    for body in bodies(op) {
-        map.insert(
-            body.clone(),
-            cache.get(&crate::Interpreter, body).map_err(fail)?,
-        );
-    }
-    let bodies = InnerBodies(map);
-    match bodies.run_op(op, args) {
-        Some(result) => result.map_err(fail),
+    match run_interpreted(op, args) {
+        Some(result) => result.map_err(|e| KernelError::Value(e.to_string())),
         None => Err(KernelError::Value(format!(
             "{op} has no inner graph to run"
         ))),

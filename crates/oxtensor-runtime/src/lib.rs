@@ -11,6 +11,6 @@ mod scan;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};
-pub use inner::{BodyCache, InnerBodies};
+pub use inner::{BodyCache, InnerBodies, run_interpreted};
 pub use interp::{Interpreter, eval_node};
 pub use plan::{Call, Plan};

@@ -64,31 +64,6 @@ fn stack(values: &[Tensor], empty: &TensorType) -> Result<Tensor, RuntimeError> 
         .ok_or_else(|| fail("stacking produced nothing".into()))
 }
 
-/// The number of steps: `n_steps` when given (checked against what the sequences allow), else
-/// as many as every sequence allows.
-fn steps(s: &Scan, n_steps: i64, sequences: &[&Tensor]) -> Result<usize, RuntimeError> {
-    let mut allowed: Option<(usize, usize)> = None;
-    for (i, (seq, taps)) in sequences.iter().zip(&s.sequence_taps).enumerate() {
-        let len = seq.shape().first().copied().unwrap_or(0);
-        let n = sequence_steps(taps, len).unwrap_or(0);
-        if allowed.is_none_or(|(m, _)| n < m) {
-            allowed = Some((n, i));
-        }
-    }
-    match (usize::try_from(n_steps).ok(), allowed) {
-        (Some(n), Some((m, i))) if n > m => Err(fail(format!(
-            "n_steps is {n} but sequence {i} (length {}, taps {:?}) allows only {m} steps",
-            sequences[i].shape().first().copied().unwrap_or(0),
-            s.sequence_taps[i]
-        ))),
-        (Some(n), _) => Ok(n),
-        (None, Some((m, _))) => Ok(m),
-        (None, None) => Err(fail(format!(
-            "n_steps is {n_steps} and there are no sequences to count steps from"
-        ))),
-    }
-}
-
 /// Runs the loop of `s` on the node's `args` with the compiled step `body`; returns one
 /// tensor per state and per mapped output, each step's values stacked.
 pub(crate) fn run(
@@ -107,7 +82,11 @@ pub(crate) fn run(
         .ok_or_else(|| fail("n_steps has no value".into()))?;
     let (sequences, rest) = rest.split_at(n_seq.min(rest.len()));
     let (initial, others) = rest.split_at(n_state.min(rest.len()));
-    let total = steps(s, n_steps, sequences)?;
+    let lengths: Vec<usize> = sequences
+        .iter()
+        .map(|t| t.shape().first().copied().unwrap_or(0))
+        .collect();
+    let total = s.steps(n_steps, &lengths).map_err(fail)?;
     let op = Op::Scan(std::sync::Arc::new(s.clone())).to_string();
     let in_step = |step: usize, source: RuntimeError| RuntimeError::InLoop {
         op: op.clone(),

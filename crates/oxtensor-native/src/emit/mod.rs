@@ -11,11 +11,13 @@ mod driver;
 mod kernel;
 mod prelude;
 mod program;
+mod recurrence;
 mod scalar;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use program::Program;
+pub(crate) use recurrence::LoopProgram;
 
 use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;
@@ -34,6 +36,8 @@ pub(crate) enum KernelSource<'a> {
         /// The elementwise producer computed inside the reduction.
         fused: Option<&'a Program>,
     },
+    /// A whole loop (`ox_sN`).
+    Loop(&'a LoopProgram),
 }
 
 /// Distinct kernels from which a function's code is split into two translation units, which
@@ -148,6 +152,11 @@ pub(crate) fn translation_unit(kernels: &[KernelSource<'_>]) -> Unit {
                 part.source
                     .push_str(&kernel::reduce(id, &name, &inputs, vals));
                 symbols.push(format!("ox_r{id}"));
+            }
+            KernelSource::Loop(p) => {
+                part.source.push('\n');
+                part.source.push_str(&recurrence::emit(id, p));
+                symbols.push(format!("ox_s{id}"));
             }
         }
     }

@@ -37,46 +37,76 @@ impl Program {
         })
     }
 
-    /// The inner graph of a `Composite` inlined as statements, or `None` if some inner node
-    /// cannot be computed in C (or reads something other than placeholders and one-element
-    /// constants).
+    /// The inner graph of a `Composite` (or any graph of `Elemwise` and `Composite` nodes: a
+    /// loop's step) inlined as statements, or `None` if some inner node cannot be computed in
+    /// C (or reads something other than placeholders and one-element constants).
     pub fn composite(g: &FrozenGraph) -> Option<Program> {
-        let mut names: FxHashMap<Var, String> = FxHashMap::default();
-        let value = |v: &Var, names: &FxHashMap<Var, String>| -> Option<String> {
-            match v.node().kind() {
-                NodeKind::Placeholder(i) => Some(format!("x{i}")),
-                NodeKind::Constant(c) => literal(c),
-                _ => names.get(v).cloned(),
-            }
-        };
+        let inputs: Vec<(String, DType)> = g
+            .input_types()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("x{i}"), t.dtype))
+            .collect();
         let mut stmts = Vec::new();
         let mut errors = Vec::new();
-        for node in toposort(g.outputs()) {
-            let Some(Op::Elemwise(op)) = node.op() else {
-                return None;
-            };
-            let args = node
-                .inputs()
-                .iter()
-                .map(|v| Some((value(v, &names)?, v.dtype())))
-                .collect::<Option<Vec<_>>>()?;
-            let out = node.types().first()?.dtype;
-            let e = expr(*op, &args, out)?;
-            let name = format!("t{}", stmts.len());
-            stmts.push(format!("const {} {name} = {};", ctype(out), e.value));
-            errors.extend(e.error);
-            names.insert(Var::output_of(&node, 0), name);
-        }
-        let outputs = g
-            .outputs()
-            .iter()
-            .map(|o| Some((value(o, &names)?, o.dtype())))
-            .collect::<Option<Vec<_>>>()?;
+        let outputs = inline(g, &inputs, &mut stmts, &mut errors)?;
         Some(Program {
-            inputs: g.input_types().iter().map(|t| t.dtype).collect(),
+            inputs: inputs.iter().map(|i| i.1).collect(),
             stmts,
             errors,
-            outputs,
+            outputs: outputs
+                .into_iter()
+                .zip(g.outputs().iter().map(Var::dtype))
+                .collect(),
         })
     }
+}
+
+/// Appends to `stmts` the statements computing `g` on the C values `inputs` (one per
+/// placeholder), nested Composites inlined; returns the C expression of each output.
+fn inline(
+    g: &FrozenGraph,
+    inputs: &[(String, DType)],
+    stmts: &mut Vec<String>,
+    errors: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    let mut names: FxHashMap<Var, String> = FxHashMap::default();
+    let value = |v: &Var, names: &FxHashMap<Var, String>| -> Option<String> {
+        match v.node().kind() {
+            NodeKind::Placeholder(i) => inputs.get(*i).map(|x| x.0.clone()),
+            NodeKind::Constant(c) => literal(c),
+            _ => names.get(v).cloned(),
+        }
+    };
+    for node in toposort(g.outputs()) {
+        let args = node
+            .inputs()
+            .iter()
+            .map(|v| Some((value(v, &names)?, v.dtype())))
+            .collect::<Option<Vec<_>>>()?;
+        match node.op()? {
+            Op::Elemwise(op) => {
+                let out = node.types().first()?.dtype;
+                let e = expr(*op, &args, out)?;
+                let name = format!("t{}", stmts.len());
+                stmts.push(format!("const {} {name} = {};", ctype(out), e.value));
+                errors.extend(e.error);
+                names.insert(Var::output_of(&node, 0), name);
+            }
+            Op::Composite(h) => {
+                let outs = inline(h, &args, stmts, errors)?;
+                for (k, o) in outs.into_iter().enumerate() {
+                    names.insert(Var::output_of(&node, k), o);
+                }
+            }
+            // A scalar given broadcastable dimensions (how a builder aligns ranks) is, per
+            // element, the same scalar.
+            Op::DimShuffle { .. } if node.inputs().first()?.ty().ndim() == 0 => {
+                let (value, _) = args.into_iter().next()?;
+                names.insert(Var::output_of(&node, 0), value);
+            }
+            _ => return None,
+        }
+    }
+    g.outputs().iter().map(|o| value(o, &names)).collect()
 }

@@ -1,0 +1,209 @@
+//! Whole loops in C: a [`Scan`] whose step is elementwise (every step value has one shape, or
+//! is a scalar every element reads) becomes one C function running every step, with the step's
+//! fused program inlined and the taps read straight out of the sequences and the states'
+//! trajectories. Nothing returns to Rust between steps.
+//!
+//! The step's outputs are written into their trajectory buffers, which the executor allocates
+//! (each state's with its initial values in front, so its taps are rows before the current
+//! one), and which become the node's outputs.
+
+use super::program::Program;
+use super::scalar::ctype;
+use oxtensor_graph::{FrozenGraph, NodeKind, Scan, Var, toposort};
+use rustc_hash::FxHashSet;
+use std::fmt::Write;
+
+/// A loop C can run whole (see the module documentation).
+#[derive(PartialEq)]
+pub(crate) struct LoopProgram {
+    /// The step: inputs are the body's (each sequence's taps, each state's taps, the other
+    /// values); outputs the states' next values, the mapped outputs and the `until` condition.
+    pub body: Program,
+    /// Per body input: whether it holds one value per element (else one value read by all).
+    pub full: Vec<bool>,
+    /// Whether the step values have elements to loop over (rank above 0).
+    pub elementwise: bool,
+    /// Per sequence, its taps.
+    pub sequence_taps: Vec<Vec<i64>>,
+    /// Per state, its taps.
+    pub state_taps: Vec<Vec<i64>>,
+    /// The number of mapped outputs.
+    pub n_mapped: usize,
+    /// Whether sequences are read from their last window.
+    pub go_backwards: bool,
+    /// Whether the last output stops the loop.
+    pub until: bool,
+}
+
+/// The placeholders each output of `g` depends on.
+fn reads(g: &FrozenGraph) -> Vec<FxHashSet<usize>> {
+    let mut of: rustc_hash::FxHashMap<Var, FxHashSet<usize>> = Default::default();
+    let get = |v: &Var, of: &rustc_hash::FxHashMap<Var, FxHashSet<usize>>| match v.node().kind() {
+        NodeKind::Placeholder(i) => std::iter::once(*i).collect(),
+        _ => of.get(v).cloned().unwrap_or_default(),
+    };
+    for node in toposort(g.outputs()) {
+        let mut all = FxHashSet::default();
+        for v in node.inputs() {
+            all.extend(get(v, &of));
+        }
+        for k in 0..node.types().len() {
+            of.insert(Var::output_of(&node, k), all.clone());
+        }
+    }
+    g.outputs().iter().map(|o| get(o, &of)).collect()
+}
+
+impl LoopProgram {
+    /// The C loop of `s`, or `None` when its step is not elementwise: some inner node is not
+    /// an elementwise op or Composite; a step value's rank is neither the states' nor 0; an
+    /// output of that rank reads no value of that rank (its shape would not be the states');
+    /// a state's next value has another dtype than the state; or an `until` loop steps arrays.
+    pub fn of_scan(s: &Scan) -> Option<LoopProgram> {
+        let body = Program::composite(&s.body)?;
+        let inputs = s.body.input_types();
+        let outputs = s.body.outputs();
+        let n_values = outputs.len() - usize::from(s.until);
+        let rank = outputs.first()?.ty().ndim();
+        if outputs[..n_values].iter().any(|o| o.ty().ndim() != rank)
+            || inputs.iter().any(|t| t.ndim() != rank && t.ndim() != 0)
+            || (s.until && (rank != 0 || outputs.last()?.ty().ndim() != 0))
+        {
+            return None;
+        }
+        let full: Vec<bool> = inputs
+            .iter()
+            .map(|t| rank > 0 && t.ndim() == rank)
+            .collect();
+        let reach = reads(&s.body);
+        if rank > 0
+            && reach[..n_values]
+                .iter()
+                .any(|r| !r.iter().any(|&i| full[i]))
+        {
+            return None;
+        }
+        let n_seq_taps: usize = s.sequence_taps.iter().map(Vec::len).sum();
+        let mut at = n_seq_taps;
+        for (i, taps) in s.state_taps.iter().enumerate() {
+            let state = inputs[at..at + taps.len()].iter();
+            if state.clone().any(|t| t.dtype != outputs[i].dtype()) {
+                return None;
+            }
+            at += taps.len();
+        }
+        Some(LoopProgram {
+            body,
+            full,
+            elementwise: rank > 0,
+            sequence_taps: s.sequence_taps.clone(),
+            state_taps: s.state_taps.clone(),
+            n_mapped: s.n_mapped,
+            go_backwards: s.go_backwards,
+            until: s.until,
+        })
+    }
+}
+
+/// The exported loop `ox_s{id}`:
+///
+/// ```c
+/// int32_t ox_sN(int64_t total, int64_t n, const void *const *seq, const int64_t *win,
+///               const void *const *oth, void *const *buf, int64_t *done);
+/// ```
+///
+/// runs up to `total` steps over step values of `n` elements. Sequence `i` is `seq[i]`,
+/// C-contiguous rows of `n` elements, of which `win[i]` windows fit its taps. State `i`'s
+/// buffer `buf[i]` holds its `-min(taps)` initial rows, then one row per step, which the loop
+/// writes; mapped output `m`'s buffer `buf[n_states + m]` one row per step. Other value `k` is
+/// `oth[k]`: `n` contiguous elements, or one. Sets `*done` to the number of steps run (fewer
+/// than `total` when the `until` condition held); returns non-zero if an element was an error,
+/// and the executor then runs the loop in the interpreter, which reports it.
+pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
+    let ty = |k: usize| ctype(p.body.inputs[k]);
+    let mut s = format!(
+        "OX_EXPORT int32_t ox_s{id}(int64_t total, int64_t n, const void *const *seq, \
+         const int64_t *win, const void *const *oth, void *const *buf, int64_t *done) {{\n\
+         \x20 (void)n; (void)seq; (void)win; (void)oth;\n\
+         \x20 for (int64_t t = 0; t < total; t++) {{\n"
+    );
+    let mut k = 0;
+    for (i, taps) in p.sequence_taps.iter().enumerate() {
+        let window = if p.go_backwards {
+            format!("(win[{i}] - 1 - t)")
+        } else {
+            "t".to_string()
+        };
+        let offset = taps.first().map_or(0, |&t| (-t).max(0));
+        for &tap in taps {
+            let _ = writeln!(
+                s,
+                "    const {t} *p{k} = (const {t} *)seq[{i}] + ({window} + {}) * n;",
+                offset + tap,
+                t = ty(k)
+            );
+            k += 1;
+        }
+    }
+    for (i, taps) in p.state_taps.iter().enumerate() {
+        let need = Scan::buffer_len(taps) as i64;
+        for &tap in taps {
+            let _ = writeln!(
+                s,
+                "    const {t} *p{k} = (const {t} *)buf[{i}] + (t + {}) * n;",
+                need + tap,
+                t = ty(k)
+            );
+            k += 1;
+        }
+    }
+    for o in 0..p.body.inputs.len() - k {
+        let _ = writeln!(
+            s,
+            "    const {t} *p{i} = (const {t} *)oth[{o}];",
+            i = k + o,
+            t = ty(k + o)
+        );
+    }
+    let n_states = p.state_taps.len();
+    for (m, (_, d)) in p.body.outputs[..n_states + p.n_mapped].iter().enumerate() {
+        let row = match p.state_taps.get(m) {
+            Some(taps) => format!("t + {}", Scan::buffer_len(taps)),
+            None => "t".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "    {t} *q{m} = ({t} *)buf[{m}] + ({row}) * n;",
+            t = ctype(*d)
+        );
+    }
+    s.push_str("    int32_t bad = 0;\n    uint8_t stop = 0;\n");
+    if p.elementwise {
+        s.push_str("#pragma GCC ivdep\n    for (int64_t j = 0; j < n; j++) {\n");
+    } else {
+        s.push_str("    {\n      const int64_t j = 0;\n      (void)j;\n");
+    }
+    for (k, full) in p.full.iter().enumerate() {
+        let at = if *full { "j" } else { "0" };
+        let _ = writeln!(s, "      const {} x{k} = p{k}[{at}];", ty(k));
+    }
+    for st in &p.body.stmts {
+        let _ = writeln!(s, "      {st}");
+    }
+    for e in &p.body.errors {
+        let _ = writeln!(s, "      bad |= {e};");
+    }
+    for (m, (v, _)) in p.body.outputs[..n_states + p.n_mapped].iter().enumerate() {
+        let _ = writeln!(s, "      q{m}[j] = {v};");
+    }
+    if p.until
+        && let Some((v, _)) = p.body.outputs.last()
+    {
+        let _ = writeln!(s, "      stop = ({v}) != 0;");
+    }
+    s.push_str(
+        "    }\n    if (bad) return 1;\n    if (stop) { *done = t + 1; return 0; }\n  }\n  \
+         *done = total;\n  return 0;\n}\n",
+    );
+    s
+}
