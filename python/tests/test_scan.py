@@ -179,3 +179,34 @@ def test_jacobian_and_hessian_of_run_time_sizes_equal_pytensor():
 
     for got, want in zip(build(oxtensor, pt)(xs), build(pytensor, ptt)(xs)):
         np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("truncate", [1, 2, 4, 7, 20])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_truncated_gradients_equal_pytensor(truncate, backwards):
+    xs = np.linspace(-1.0, 1.5, 7)
+    init = np.array([0.2, -0.4])
+
+    def build(lib, mod):
+        x, y0, c = mod.dvector("x"), mod.dvector("y0"), mod.dscalar("c")
+        y, _ = lib.scan(
+            lambda xt, ym2, ym1, c: mod.tanh(c * ym1 - 0.3 * ym2 + xt),
+            sequences=x,
+            outputs_info=dict(initial=y0, taps=[-2, -1]),
+            non_sequences=c,
+            truncate_gradient=truncate,
+            go_backwards=backwards,
+        )
+        cost = (y**2).sum()
+        return lib.function([x, y0, c], lib.grad(cost, [x, y0, c]))
+
+    ours = build(oxtensor, pt)(xs, init, 0.7)
+    theirs = build(pytensor, ptt)(xs, init, 0.7)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_truncate_gradient_must_be_a_positive_number_of_steps():
+    x = pt.dvector("x")
+    with pytest.raises(ValueError, match="truncate_gradient must be -1"):
+        oxtensor.scan(lambda v, prev: prev + v, sequences=x, outputs_info=pt.constant(np.float64(0.0)), truncate_gradient=0)

@@ -77,6 +77,7 @@ fn jacobian_by_scan(
         initial: &[],
         others: &read,
         go_backwards: false,
+        truncate_gradient: None,
         name: Some("jacobian"),
     })?;
     stacked

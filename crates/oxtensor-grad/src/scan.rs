@@ -61,6 +61,16 @@ pub(crate) fn pullback(
         return Ok(vec![Term::Disconnected; inputs.len()]);
     };
     let steps = build::shape_i(first, 0)?;
+    // Truncated backpropagation runs back through the last `back_steps` steps only: the first
+    // `skipped` steps get no cotangents, and neither does what they read.
+    let (back_steps, skipped) = match s.truncate_gradient {
+        Some(n) => {
+            let back = build::minimum(&steps, &Var::int_constant(n as i64))?;
+            let skipped = build::sub(&steps, &back)?;
+            (back, skipped)
+        }
+        None => (steps.clone(), Var::int_constant(0)),
+    };
     // Per step stacks of what the step read, and their step-shaped inner stand-ins.
     let mut stacks: Vec<Var> = Vec::new();
     let mut step_values: Vec<Var> = Vec::new();
@@ -76,10 +86,16 @@ pub(crate) fn pullback(
         } else {
             Var::int_constant(0)
         };
+        // Going backwards, the last steps read the first windows.
+        let first_window = if s.go_backwards {
+            first_window
+        } else {
+            skipped.clone()
+        };
         let mut mine = Vec::new();
         for &k in taps {
             let start = build::add(&first_window, &Var::int_constant(k + offset))?;
-            let forward = rows_from(seq, &start, Some(&steps))?;
+            let forward = rows_from(seq, &start, Some(&back_steps))?;
             let stack = if s.go_backwards {
                 reversed(&forward)?
             } else {
@@ -97,14 +113,15 @@ pub(crate) fn pullback(
         let kept = rows(init, -l, None)?;
         let buffer = build::concatenate(&[kept.clone(), trajectory.clone()], 0)?;
         for &k in taps {
-            stacks.push(rows(&buffer, l + k, Some(&steps))?);
+            let start = build::add(&skipped, &Var::int_constant(l + k))?;
+            stacks.push(rows_from(&buffer, &start, Some(&back_steps))?);
             step_values.push(step_input(init.ty(), init.dtype()));
         }
         kept_initial.push(kept);
     }
     let n_taps = step_values.len();
-    // The outputs' cotangents (zeros where none), and their stand-ins.
-    let mut out_cots: Vec<Var> = Vec::new();
+    // The outputs' cotangents at the steps run back through (zeros where none), and their
+    // stand-ins.
     for (o, c) in outputs.iter().zip(cotangents) {
         let dtype = grad_dtype(o.dtype());
         let c = match c {
@@ -112,8 +129,10 @@ pub(crate) fn pullback(
             None => zeros_like(o, dtype)?,
         };
         step_values.push(step_input(o.ty(), dtype));
-        stacks.push(c.clone());
-        out_cots.push(c);
+        stacks.push(match s.truncate_gradient {
+            Some(_) => rows_from(&c, &skipped, Some(&back_steps))?,
+            None => c,
+        });
     }
     // The backward loop's states: carries per state, sums per float other value.
     let mut carries: Vec<Vec<Var>> = Vec::new();
@@ -201,11 +220,12 @@ pub(crate) fn pullback(
         outputs: &body_outputs,
         n_mapped: mapped.len(),
         until: false,
-        n_steps: steps.clone(),
+        n_steps: back_steps.clone(),
         sequences: &stacks,
         initial: &carry_init,
         others,
         go_backwards: true,
+        truncate_gradient: None,
         name: Some(&format!("{}_grad", s.name.as_deref().unwrap_or("scan_fn"))),
     })?;
     let last = |v: &Var| -> Result<Var, GradError> { Ok(build::subtensor(v, &[Idx::int(-1)])?) };
@@ -226,7 +246,10 @@ pub(crate) fn pullback(
         let l = Scan::buffer_len(taps);
         let finals: Vec<Var> = back[c..c + l].iter().map(last).collect::<Result<_, _>>()?;
         c += l;
-        let stacked = build::stack(&finals, 0)?;
+        let mut stacked = build::stack(&finals, 0)?;
+        if s.truncate_gradient.is_some() {
+            stacked = initial_cotangent(&stacked, &skipped, l)?;
+        }
         let g = crate::pullback(
             std::slice::from_ref(kept),
             std::slice::from_ref(init),
@@ -248,6 +271,18 @@ pub(crate) fn pullback(
         .zip(wanted)
         .map(|(t, &w)| if w { t } else { Term::Disconnected })
         .collect())
+}
+
+/// The cotangent of a state's last `l` initial values, from the `carries` (stacked) of the
+/// `l` values before the first step run back through: after `skipped` steps, carry `m` is for
+/// buffer row `skipped + m`, which is initial value `skipped + m` when below `l` (a later row
+/// is a value of the trajectory, which truncation leaves without a cotangent).
+fn initial_cotangent(carries: &Var, skipped: &Var, l: usize) -> Result<Var, GradError> {
+    let l = l as i64;
+    let shift = build::minimum(skipped, &Var::int_constant(l))?;
+    let padded = build::concatenate(&[zeros_like(carries, carries.dtype())?, carries.clone()], 0)?;
+    let start = build::sub(&Var::int_constant(l), &shift)?;
+    rows_from(&padded, &start, Some(&Var::int_constant(l)))
 }
 
 /// How many step inputs the sequences' taps take.

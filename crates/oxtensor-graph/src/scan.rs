@@ -33,6 +33,9 @@ pub struct Scan {
     pub go_backwards: bool,
     /// Whether the body's last output is a 0-d condition that stops the loop.
     pub until: bool,
+    /// Truncated backpropagation through time: gradients flow back through only this many
+    /// of the last steps (`None`: through all of them, PyTensor's `truncate_gradient=-1`).
+    pub truncate_gradient: Option<usize>,
     /// The name shown when printing.
     pub name: Option<Arc<str>>,
 }
@@ -124,6 +127,8 @@ pub struct ScanSpec<'a> {
     pub others: &'a [Var],
     /// Whether sequences are read backwards.
     pub go_backwards: bool,
+    /// Through how many of the last steps gradients flow (`None`: all).
+    pub truncate_gradient: Option<usize>,
     /// The name shown when printing.
     pub name: Option<&'a str>,
 }
@@ -213,6 +218,7 @@ pub fn scan(spec: ScanSpec<'_>) -> Result<Vec<Var>, GraphError> {
         state_taps: spec.state_taps,
         n_mapped: spec.n_mapped,
         go_backwards: spec.go_backwards,
+        truncate_gradient: spec.truncate_gradient,
         until: spec.until,
         name: spec.name.map(Arc::from),
     };

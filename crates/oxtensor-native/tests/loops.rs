@@ -94,6 +94,7 @@ fn random_case(seed: u64) -> (Vec<Var>, Vec<Var>, Vec<Tensor>) {
         initial: std::slice::from_ref(&h0),
         others: &[a.clone(), w.clone()],
         go_backwards: rng.chance(0.5),
+        truncate_gradient: None,
         name: Some("random"),
     })
     .expect("scan");
@@ -156,6 +157,7 @@ fn until_loops_and_integer_states_stop_where_the_interpreter_stops() {
         initial: &[xi.clone(), ki.clone()],
         others: std::slice::from_ref(&limit),
         go_backwards: false,
+        truncate_gradient: None,
         name: Some("double"),
     })
     .expect("scan");
@@ -190,6 +192,7 @@ fn errors_in_the_loop_are_the_interpreters() {
         initial: std::slice::from_ref(&k0),
         others: &[],
         go_backwards: false,
+        truncate_gradient: None,
         name: Some("pow"),
     })
     .expect("scan");

@@ -28,7 +28,7 @@ fn vars(py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<Var>> {
 #[pyfunction]
 #[pyo3(signature = (
     tap_inputs, sequence_taps, state_taps, other_inputs, outputs, n_mapped, until, n_steps,
-    sequences, initial, others, go_backwards, name, updates
+    sequences, initial, others, go_backwards, name, updates, truncate_gradient = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn scan(
@@ -47,6 +47,7 @@ fn scan(
     go_backwards: bool,
     name: Option<&str>,
     updates: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+    truncate_gradient: Option<usize>,
 ) -> PyResult<Vec<Py<PyAny>>> {
     let mut tap_inputs = vars(py, tap_inputs)?;
     let other_inputs = vars(py, other_inputs)?;
@@ -90,6 +91,7 @@ fn scan(
             initial: &initial,
             others: &others,
             go_backwards,
+            truncate_gradient,
             name,
         })
     })

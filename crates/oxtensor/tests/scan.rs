@@ -40,6 +40,7 @@ fn ar1(a: &Var, x: &Var, h0: &Var, n_steps: i64) -> Var {
         initial: &[init],
         others: &[],
         go_backwards: false,
+        truncate_gradient: None,
         name: Some("ar1"),
     })
     .expect("scan")
@@ -98,6 +99,7 @@ fn taps_on_sequences_and_states_and_going_backwards() {
             initial: std::slice::from_ref(&y0),
             others: &[],
             go_backwards: backwards,
+            truncate_gradient: None,
             name: None,
         })
         .expect("scan");
@@ -145,6 +147,7 @@ fn until_stops_after_the_step_where_it_holds() {
         initial: &[ops::expand_dims(&Var::scalar_constant(1.0, DType::F64), 0).expect("init")],
         others: &[],
         go_backwards: false,
+        truncate_gradient: None,
         name: None,
     })
     .expect("scan");
@@ -195,6 +198,7 @@ fn errors_name_the_step_and_the_sequence() {
         initial: &[ops::expand_dims(&v, 0).expect("init")],
         others: &[],
         go_backwards: false,
+        truncate_gradient: None,
         name: Some("grow"),
     })
     .expect("scan")
@@ -250,6 +254,7 @@ fn gradients_through_time_pass_verify_grad() {
                     initial: std::slice::from_ref(&xs[1]),
                     others: std::slice::from_ref(&xs[2]),
                     go_backwards: backwards,
+                    truncate_gradient: None,
                     name: None,
                 })?;
                 Ok(&outs[0].sum(None) + &(&outs[1] * &outs[1]).sum(None))
@@ -350,5 +355,85 @@ fn forward_mode_through_a_loop() {
             ])
             .expect("run");
         assert_close("jvp", &got[0], &f64s(&want), Tol::REORDERED);
+    }
+}
+
+/// Truncated backpropagation by hand for `y[t] = c1·y[t-1] + c2·y[t-2] + x[t]`, cost `Σ y²`:
+/// run back through the last `g` steps only. Returns the cotangents of `x`, of the initial
+/// values `[y[-2], y[-1]]`, and of `c1`.
+fn truncated_by_hand(
+    c: (f64, f64),
+    x: &[f64],
+    init: [f64; 2],
+    g: usize,
+) -> (Vec<f64>, [f64; 2], f64) {
+    let n = x.len();
+    let mut y = init.to_vec();
+    for t in 0..n {
+        let v = c.0 * y[t + 1] + c.1 * y[t] + x[t];
+        y.push(v);
+    }
+    // y[t] is at buffer row t + 2.
+    let first = n - g.min(n);
+    let mut delta = vec![0.0; n + 2];
+    for t in (first..n).rev() {
+        delta[t] = 2.0 * y[t + 2] + c.0 * delta[t + 1] + c.1 * delta[t + 2];
+    }
+    let gx: Vec<f64> = (0..n)
+        .map(|t| if t >= first { delta[t] } else { 0.0 })
+        .collect();
+    let live = |t: usize| if t >= first && t < n { delta[t] } else { 0.0 };
+    let g_init = [c.1 * live(0), c.0 * live(0) + c.1 * live(1)];
+    let gc1 = (first..n).map(|t| delta[t] * y[t + 1]).sum();
+    (gx, g_init, gc1)
+}
+
+#[test]
+fn truncated_gradients_run_back_through_the_last_steps_only() {
+    let (x, y0, c1) = (
+        vector("x", DType::F64),
+        vector("y0", DType::F64),
+        oxtensor::scalar("c1", DType::F64),
+    );
+    let xs = [0.3, -0.5, 1.1, 0.8, -0.2, 0.6];
+    let init = [0.2, -0.4];
+    let c = (0.7, -0.3);
+    for g in [1, 2, 4, 5, 6, 9] {
+        let (ym2, ym1, xt, w) = (scalar_in(), scalar_in(), scalar_in(), scalar_in());
+        let next = &(&(&ym1 * &w) + &(&ym2 * c.1)) + &xt;
+        let y = scan(ScanSpec {
+            tap_inputs: &[xt, ym2, ym1],
+            sequence_taps: vec![vec![0]],
+            state_taps: vec![vec![-2, -1]],
+            other_inputs: std::slice::from_ref(&w),
+            outputs: &[next],
+            n_mapped: 0,
+            until: false,
+            n_steps: Var::int_constant(-1),
+            sequences: std::slice::from_ref(&x),
+            initial: std::slice::from_ref(&y0),
+            others: std::slice::from_ref(&c1),
+            go_backwards: false,
+            truncate_gradient: Some(g),
+            name: None,
+        })
+        .expect("scan")
+        .remove(0);
+        let cost = (&y * &y).sum(None);
+        let grads = oxtensor::grad_vars(&cost, &[x.clone(), y0.clone(), c1.clone()]).expect("grad");
+        let (gx, g_init, gc1) = truncated_by_hand(c, &xs, init, g);
+        for mode in modes() {
+            let f = function(&[x.clone(), y0.clone(), c1.clone()], &grads)
+                .mode(mode)
+                .build()
+                .expect("f");
+            let got = f
+                .call(&[f64s(&xs), f64s(&init), Tensor::scalar(c.0)])
+                .expect("run");
+            let tol = Tol::ulps(4).or_abs(1e-13);
+            assert_close(&format!("g={g}: x"), &got[0], &f64s(&gx), tol);
+            assert_close(&format!("g={g}: y0"), &got[1], &f64s(&g_init), tol);
+            assert_close(&format!("g={g}: c1"), &got[2], &Tensor::scalar(gc1), tol);
+        }
     }
 }

@@ -76,8 +76,8 @@ def scan(
     state's earlier values back, as ``pytensor.scan``. Returns ``(outputs, updates)`` (only the
     outputs with ``return_updates=False``): each output stacked over the steps, and the final
     values of the shared variables ``fn`` updated."""
-    if truncate_gradient != -1:
-        raise NotImplementedError("scan: truncate_gradient is not supported yet; gradients run through every step")
+    if truncate_gradient != -1 and (isinstance(truncate_gradient, bool) or not isinstance(truncate_gradient, int) or truncate_gradient < 1):
+        raise ValueError(f"scan: truncate_gradient must be -1 (all steps) or a positive number of steps; got {truncate_gradient!r}")
     # Sequences: (variable, taps); each tap is one argument of fn.
     seqs = []
     for i, s in enumerate(_as_list(sequences)):
@@ -158,6 +158,7 @@ def scan(
         bool(go_backwards),
         name,
         [(_tensor(k), _tensor(v)) for k, v in updates.items()],
+        None if truncate_gradient == -1 else truncate_gradient,
     )
     n_states = len(state_order)
     result = [None] * len(outs)
