@@ -2,8 +2,8 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID, SPECIALIZE,
-    STABILIZE, USELESS, fuse, merge_branches,
+    ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
+    SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
@@ -35,9 +35,9 @@ pub struct Pass {
 /// | pass | tags | rule sets |
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
-/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape, branches |
+/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape, branches, loops |
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
-/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches |
+/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches, loops |
 /// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
@@ -56,7 +56,9 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "canonicalize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE, BRANCHES],
+        rule_sets: &[
+            FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE, BRANCHES, LOOPS,
+        ],
         graph_pass: None,
     },
     Pass {
@@ -68,7 +70,7 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "specialize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK, BRANCHES],
+        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK, BRANCHES, LOOPS],
         graph_pass: None,
     },
     Pass {

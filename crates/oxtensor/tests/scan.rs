@@ -437,3 +437,91 @@ fn truncated_gradients_run_back_through_the_last_steps_only() {
         }
     }
 }
+
+/// How many nodes computing `op` a graph holds, inside Composites too.
+fn count_op(outputs: &[Var], op: oxtensor::oxtensor_graph::ScalarOp) -> usize {
+    use oxtensor::oxtensor_graph::{Op, toposort};
+    toposort(outputs)
+        .iter()
+        .map(|n| match n.op() {
+            Some(Op::Elemwise(e)) => usize::from(*e == op),
+            Some(Op::Composite(c)) => count_op(c.outputs(), op),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn work_every_step_repeats_moves_out_of_the_loop() {
+    use oxtensor::oxtensor_graph::{Op, ScalarOp};
+    // h[t] = exp(w)·h[t-1] + x[t]: exp(w) reads no sequence or state.
+    let (x, h0, w) = (
+        oxtensor::matrix("x", DType::F64),
+        vector("h0", DType::F64),
+        vector("w", DType::F64),
+    );
+    let row = || Var::input(None, TensorType::of_rank(DType::F64, 1));
+    let (xt, hp, wi) = (row(), row(), row());
+    let next = &(&wi.exp() * &hp) + &xt;
+    let h = scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&wi),
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&x),
+        initial: &[ops::expand_dims(&h0, 0).expect("init")],
+        others: std::slice::from_ref(&w),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("decay"),
+    })
+    .expect("scan")
+    .remove(0);
+    let (steps, n) = (6, 3);
+    let xs: Vec<f64> = (0..steps * n).map(|i| (i as f64 * 0.7).sin()).collect();
+    let (h0v, wv): ([f64; 3], [f64; 3]) = ([0.5, -1.0, 2.0], [-0.1, -0.5, -2.0]);
+    let mut want = Vec::new();
+    let mut prev = h0v.to_vec();
+    for t in 0..steps {
+        for j in 0..n {
+            prev[j] = wv[j].exp() * prev[j] + xs[t * n + j];
+        }
+        want.extend_from_slice(&prev);
+    }
+    let want = Tensor::from_slice(&want, &[steps, n]).expect("want");
+    for (mode, rewrites) in modes().into_iter().zip([true, true, false]) {
+        let f = function(
+            &[x.clone(), h0.clone(), w.clone()],
+            std::slice::from_ref(&h),
+        )
+        .mode(mode)
+        .build()
+        .expect("f");
+        let got = f
+            .call(&[
+                Tensor::from_slice(&xs, &[steps, n]).expect("x"),
+                f64s(&h0v),
+                f64s(&wv),
+            ])
+            .expect("run");
+        assert_close("h", &got[0], &want, Tol::ONE_ULP);
+        if rewrites {
+            let graph = f.graph();
+            let scans: Vec<_> = graph
+                .toposort()
+                .iter()
+                .filter_map(|n| match n.op() {
+                    Some(Op::Scan(s)) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(scans.len(), 1);
+            assert_eq!(count_op(scans[0].body.outputs(), ScalarOp::Exp), 0);
+            assert_eq!(count_op(graph.outputs(), ScalarOp::Exp), 1);
+        }
+    }
+}

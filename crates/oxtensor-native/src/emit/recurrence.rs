@@ -124,9 +124,23 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     let mut s = format!(
         "OX_EXPORT int32_t ox_s{id}(int64_t total, int64_t n, const void *const *seq, \
          const int64_t *win, const void *const *oth, void *const *buf, int64_t *done) {{\n\
-         \x20 (void)n; (void)seq; (void)win; (void)oth;\n\
-         \x20 for (int64_t t = 0; t < total; t++) {{\n"
+         \x20 (void)n; (void)seq; (void)win; (void)oth;\n"
     );
+    // A scalar loop keeps each state's last values in registers (`r{i}_{m}`: `m` steps back),
+    // so the chain from one step to the next does not go through memory.
+    let n_seq_taps: usize = p.sequence_taps.iter().map(Vec::len).sum();
+    let mut state_type = n_seq_taps;
+    if !p.elementwise {
+        for (i, taps) in p.state_taps.iter().enumerate() {
+            let need = Scan::buffer_len(taps);
+            let t = ty(state_type);
+            for m in 1..=need {
+                let _ = writeln!(s, "  {t} r{i}_{m} = ((const {t} *)buf[{i}])[{}];", need - m);
+            }
+            state_type += taps.len();
+        }
+    }
+    s.push_str("  for (int64_t t = 0; t < total; t++) {\n");
     let mut k = 0;
     for (i, taps) in p.sequence_taps.iter().enumerate() {
         let window = if p.go_backwards {
@@ -145,15 +159,26 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
             k += 1;
         }
     }
+    // Where each input is read from in the step: `p{k}[j]`, `p{k}[0]` or a register.
+    let mut read: Vec<String> = p
+        .full
+        .iter()
+        .enumerate()
+        .map(|(k, &full)| format!("p{k}[{}]", if full { "j" } else { "0" }))
+        .collect();
     for (i, taps) in p.state_taps.iter().enumerate() {
         let need = Scan::buffer_len(taps) as i64;
         for &tap in taps {
-            let _ = writeln!(
-                s,
-                "    const {t} *p{k} = (const {t} *)buf[{i}] + (t + {}) * n;",
-                need + tap,
-                t = ty(k)
-            );
+            if p.elementwise {
+                let _ = writeln!(
+                    s,
+                    "    const {t} *p{k} = (const {t} *)buf[{i}] + (t + {}) * n;",
+                    need + tap,
+                    t = ty(k)
+                );
+            } else {
+                read[k] = format!("r{i}_{}", -tap);
+            }
             k += 1;
         }
     }
@@ -183,9 +208,8 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     } else {
         s.push_str("    {\n      const int64_t j = 0;\n      (void)j;\n");
     }
-    for (k, full) in p.full.iter().enumerate() {
-        let at = if *full { "j" } else { "0" };
-        let _ = writeln!(s, "      const {} x{k} = p{k}[{at}];", ty(k));
+    for (k, from) in read.iter().enumerate() {
+        let _ = writeln!(s, "      const {} x{k} = {from};", ty(k));
     }
     for st in &p.body.stmts {
         let _ = writeln!(s, "      {st}");
@@ -195,6 +219,16 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     }
     for (m, (v, _)) in p.body.outputs[..n_states + p.n_mapped].iter().enumerate() {
         let _ = writeln!(s, "      q{m}[j] = {v};");
+    }
+    if !p.elementwise {
+        for (i, taps) in p.state_taps.iter().enumerate() {
+            for m in (2..=Scan::buffer_len(taps)).rev() {
+                let _ = writeln!(s, "      r{i}_{m} = r{i}_{};", m - 1);
+            }
+            if let Some((v, _)) = p.body.outputs.get(i).filter(|_| !taps.is_empty()) {
+                let _ = writeln!(s, "      r{i}_1 = {v};");
+            }
+        }
     }
     if p.until
         && let Some((v, _)) = p.body.outputs.last()

@@ -10,6 +10,7 @@ mod fused_reduce;
 mod fusion;
 mod layout;
 mod linalg;
+mod loops;
 mod merge_branches;
 mod products;
 mod shape;
@@ -35,6 +36,12 @@ pub const FOLD: RuleSet = RuleSet {
 pub const BRANCHES: RuleSet = RuleSet {
     name: "branches",
     rules: branches::RULES,
+};
+
+/// Loops: work that is the same at every step of a `Scan` moves before it.
+pub const LOOPS: RuleSet = RuleSet {
+    name: "loops",
+    rules: loops::RULES,
 };
 
 /// Useless operations: `x + 0`, `x * 1`, double negation and transposition, no-op casts,
