@@ -75,6 +75,7 @@ class Row:
     build: Callable[[], Callable[[], object]]  # compiles; returns the zero-argument timed call
     needs: str | None = None  # the optional module it needs
     ox: bool = False  # an oxtensor row (not a peer)
+    ref: object = None  # what its result must match, when not the workload's reference
 
 
 def tensor_rows(graph, args, trust_rows=False):
@@ -365,7 +366,7 @@ def measure(wl, rounds, round_seconds=0.1, settle=0.25):
         except Exception as e:  # noqa: BLE001 - report any contender failure in its row
             out[row.name] = (None, f"ERROR: {type(e).__name__}: {e}".splitlines()[0][:200])
             continue
-        bad = mismatch(got, wl["ref"])
+        bad = mismatch(got, wl["ref"] if row.ref is None else row.ref)
         if bad:
             out[row.name] = (None, f"MISMATCH vs NumPy: {bad}")
             continue

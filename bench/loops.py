@@ -1,0 +1,260 @@
+"""Loops (``scan``) against their peers: the targets of the scan issue beyond W6.
+
+    W6g  gradient of ``sum(h)`` w.r.t. ``a`` for W6 (AR(1), 10^5 steps)   target: ≤ 3× oxtensor's
+         own W6 forward time, measured in the same run
+    W7   tanh RNN ``h = tanh(W @ h + x_t)``, 64 hidden units, 1,000 steps: forward (the whole
+         trajectory) and forward + gradient of ``sum(h)`` w.r.t. ``W``   target: ≤ 1.0× JAX lax.scan
+    C6   compile time of W6: a new process with an empty cache, and one with the filled cache
+                                                                      targets: cold < 0.3 s, cached < 5 ms
+
+Same method as ``bench/peers.py`` (whose helpers it uses): every contender gets the same NumPy
+arrays, is checked against a NumPy reference, rounds interleave the contenders and a row's time
+is its best round. Peers: PyTensor (its default linker), JAX (``jit`` of ``lax.scan`` and
+``grad``), Numba (hand-written loops, forward and backward by hand).
+
+    python bench/loops.py [--quick] [--only W6g,W7,C6] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from peers import jax_row, measure, numba_row, report, tensor_rows
+
+WORKLOADS = ("W6G", "W7", "C6")
+
+
+def ar1(pkg, pt):
+    xs, av, hv = pt.dvector("x"), pt.dscalar("a"), pt.dscalar("h0")
+    h = pkg.scan(lambda xt, hp, a: a * hp + xt, sequences=xs, outputs_info=hv, non_sequences=av, return_updates=False)
+    return [xs, av, hv], h
+
+
+def w6g(n):
+    x = np.random.default_rng(6).standard_normal(n)
+    a, h0 = 0.9, 0.0
+    args = [x, a, h0]
+
+    def forward(pkg, pt):
+        return ar1(pkg, pt)
+
+    def gradient(pkg, pt):
+        ins, h = ar1(pkg, pt)
+        return ins, pkg.grad(h.sum(), ins[1])
+
+    def numba(nb):
+        @nb.njit
+        def f(x, a, h0):
+            h = np.empty_like(x)
+            prev = h0
+            for t in range(x.size):
+                prev = a * prev + x[t]
+                h[t] = prev
+            # d sum(h) / d h[t] = 1 + a * (that of h[t+1]); d h[t] / d a = h[t-1].
+            g, da = 0.0, 0.0
+            for t in range(x.size - 1, -1, -1):
+                g = 1.0 + a * g
+                da += g * (h[t - 1] if t > 0 else h0)
+            return da
+
+        return f
+
+    def jax(jax):
+        def loss(a, x, h0):
+            def step(h, xt):
+                h = a * h + xt
+                return h, h
+
+            return jax.lax.scan(step, h0, x)[1].sum()
+
+        g = jax.grad(loss)
+        return lambda x, a, h0: g(a, x, h0)
+
+    h = np.empty_like(x)
+    prev = h0
+    for t in range(n):
+        prev = a * prev + x[t]
+        h[t] = prev
+    g, da = 0.0, 0.0
+    for t in range(n - 1, -1, -1):
+        g = 1.0 + a * g
+        da += g * (h[t - 1] if t > 0 else h0)
+    fwd = [r for r in tensor_rows(forward, args) if r.ox]
+    for r in fwd:
+        # Timed beside the others for the gradient/forward ratio; not a peer.
+        r.name, r.ref = "oxtensor forward (W6)", h
+    rows = tensor_rows(gradient, args) + fwd + [jax_row(jax, args, "JAX jit(grad)"), numba_row(numba, args, "Numba njit")]
+    return dict(title=f"gradient of W6 w.r.t. a, {n} steps", target=None, rows=rows, ref=np.float64(da))
+
+
+def rnn_data(steps, hidden):
+    rng = np.random.default_rng(7)
+    W = rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)
+    X = rng.standard_normal((steps, hidden))
+    return W, X, np.zeros(hidden)
+
+
+def rnn_graph(with_grad):
+    def graph(pkg, pt):
+        W, X, h0 = pt.dmatrix("W"), pt.dmatrix("X"), pt.dvector("h0")
+        h = pkg.scan(lambda xt, hp, W: pt.tanh(pt.dot(W, hp) + xt), sequences=X, outputs_info=h0,
+                     non_sequences=W, return_updates=False)
+        return [W, X, h0], ([h, pkg.grad(h.sum(), W)] if with_grad else h)
+
+    return graph
+
+
+def rnn_jax(with_grad):
+    def make(jax):
+        jnp = jax.numpy
+
+        def run(W, X, h0):
+            def step(h, xt):
+                h = jnp.tanh(W @ h + xt)
+                return h, h
+
+            return jax.lax.scan(step, h0, X)[1]
+
+        if not with_grad:
+            return run
+        g = jax.grad(lambda W, X, h0: run(W, X, h0).sum())
+        return lambda W, X, h0: (run(W, X, h0), g(W, X, h0))
+
+    return make
+
+
+def rnn_numba(with_grad):
+    def make(nb):
+        @nb.njit
+        def run(W, X, h0):
+            H = np.empty_like(X)
+            prev = h0.copy()
+            for t in range(X.shape[0]):
+                prev = np.tanh(W @ prev + X[t])
+                H[t] = prev
+            return H
+
+        @nb.njit
+        def both(W, X, h0):
+            H = run(W, X, h0)
+            gW = np.zeros_like(W)
+            gh = np.zeros(W.shape[0])
+            for t in range(X.shape[0] - 1, -1, -1):
+                gz = (gh + 1.0) * (1.0 - H[t] ** 2)
+                prev = H[t - 1] if t > 0 else h0
+                gW += np.outer(gz, prev)
+                gh = W.T @ gz
+            return H, gW
+
+        return both if with_grad else run
+
+    return make
+
+
+def rnn_reference(W, X, h0, with_grad):
+    H = np.empty_like(X)
+    prev = h0
+    for t in range(X.shape[0]):
+        prev = np.tanh(W @ prev + X[t])
+        H[t] = prev
+    if not with_grad:
+        return H
+    gW, gh = np.zeros_like(W), np.zeros_like(h0)
+    for t in range(X.shape[0] - 1, -1, -1):
+        gz = (gh + 1.0) * (1.0 - H[t] ** 2)
+        gW += np.outer(gz, H[t - 1] if t > 0 else h0)
+        gh = W.T @ gz
+    return [H, gW]
+
+
+def w7(steps, hidden, with_grad):
+    W, X, h0 = rnn_data(steps, hidden)
+    args = [W, X, h0]
+    rows = tensor_rows(rnn_graph(with_grad), args)
+    rows += [jax_row(rnn_jax(with_grad), args, "JAX jit(lax.scan)"), numba_row(rnn_numba(with_grad), args, "Numba njit")]
+    what = "forward + gradient w.r.t. W" if with_grad else "forward"
+    return dict(title=f"tanh RNN, {hidden} hidden, {steps} steps, {what}", target=1.0, rows=rows,
+                ref=rnn_reference(W, X, h0, with_grad))
+
+
+def compile_probe(n):
+    """In this (fresh) process: seconds from ``function()`` to the first W6 result."""
+    import oxtensor
+    import oxtensor.tensor as pt
+
+    x = np.random.default_rng(6).standard_normal(n)
+    t = time.perf_counter()
+    ins, h = ar1(oxtensor, pt)
+    oxtensor.function(ins, h)(x, 0.9, 0.0)
+    print(json.dumps(dict(seconds=time.perf_counter() - t)))
+
+
+def c6(n, runs, summary):
+    print(f"\nC6  compile time of W6 ({n} steps): function() to first result, in new processes  "
+          "(targets: cold < 300 ms, from the cache < 5 ms)")
+
+    def probe(cache):
+        cmd = [sys.executable, os.path.abspath(__file__), "--compile-probe", str(n)]
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OXTENSOR_CACHE_DIR": cache})
+        if p.returncode != 0:
+            raise RuntimeError((p.stderr.strip().splitlines() or ["no output"])[-1])
+        return json.loads(p.stdout.strip().splitlines()[-1])["seconds"]
+
+    with tempfile.TemporaryDirectory(prefix="oxtensor-loops-") as root:
+        dirs = [os.path.join(root, str(i)) for i in range(runs)]
+        cold = min(probe(d) for d in dirs)
+        cached = min(probe(dirs[0]) for _ in range(runs))
+    for label, t, goal in (("cold (empty cache)", cold, 0.3), ("from the cache (new process)", cached, 0.005)):
+        ok = t < goal
+        summary.append((f"C6 {label}: {t * 1e3:.1f} ms < {goal * 1e3:g} ms", ok))
+        print(f"  {label:<32}{t * 1e3:>9.2f} ms  {'met' if ok else 'MISSED'}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer rounds")
+    ap.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated subset of " + ",".join(WORKLOADS))
+    ap.add_argument("--rounds", type=int)
+    ap.add_argument("--compile-probe", type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.compile_probe:
+        return compile_probe(a.compile_probe)
+    only = {k.strip().upper() for k in a.only.split(",") if k.strip()}
+    n6, steps = (10**4, 200) if a.quick else (10**5, 1000)
+    rounds = a.rounds or (3 if a.quick else 7)
+    print(f"2 contenders per row at least; {os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f}); "
+          f"best of {rounds} interleaved rounds")
+    summary = []
+    if "W6G" in only:
+        wl = w6g(n6)
+        results = measure(wl, rounds)
+        report("W6g", wl, results, "ms", summary)
+        times = {row.name: t for row, t, _ in results}
+        grad, fwd = times.get("oxtensor"), times.get("oxtensor forward (W6)")
+        if grad and fwd:
+            ratio = grad / fwd
+            summary.append((f"W6g gradient ≤ 3× forward ({ratio:.2f}×)", ratio <= 3.0))
+            print(f"oxtensor gradient / forward: {ratio:.2f}×  (target ≤ 3×)")
+    if "W7" in only:
+        for with_grad in (False, True):
+            wl = w7(steps, 64, with_grad)
+            report("W7" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
+            sys.stdout.flush()
+    if "C6" in only:
+        c6(n6, 1 if a.quick else 3, summary)
+    if summary:
+        print(f"\ntargets: {sum(ok for _, ok in summary)} of {len(summary)} met")
+        for text, ok in summary:
+            print(f"  {'met   ' if ok else 'MISSED'}  {text}")
+
+
+if __name__ == "__main__":
+    main()
