@@ -57,7 +57,8 @@ pub(crate) struct Shared {
 pub(crate) struct Unit {
     /// The C source of each translation unit (two from [`SPLIT_AT`] distinct kernels on).
     pub parts: Vec<String>,
-    /// The shared objects the units link: the drivers, then the monoids they use.
+    /// The shared objects the units link: the drivers (unless every kernel is a whole loop),
+    /// then the monoids they use.
     pub objects: Vec<Shared>,
     /// The exported function of each kernel, by kernel index (equal kernels share one).
     pub symbols: Vec<String>,
@@ -104,10 +105,15 @@ pub(crate) fn translation_unit(kernels: &[KernelSource<'_>]) -> Unit {
         .collect();
     let mut n_blocks = 0;
     let mut symbols: Vec<String> = Vec::with_capacity(kernels.len());
-    let mut objects = vec![Shared {
-        name: "drivers".to_string(),
-        source: driver::source(),
-    }];
+    // Whole loops call no driver: a function of loops alone compiles and links one object less.
+    let drivers = kernels.iter().any(|k| !matches!(k, KernelSource::Loop(_)));
+    let mut objects: Vec<Shared> = drivers
+        .then(|| Shared {
+            name: "drivers".to_string(),
+            source: driver::source(),
+        })
+        .into_iter()
+        .collect();
     for (id, k) in kernels.iter().enumerate() {
         if let Some(first) = kernels[..id].iter().position(|e| e == k) {
             symbols.push(symbols[first].clone());
