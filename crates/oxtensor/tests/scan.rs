@@ -525,3 +525,67 @@ fn work_every_step_repeats_moves_out_of_the_loop() {
         }
     }
 }
+
+#[test]
+fn an_elementwise_map_becomes_one_elementwise_op() {
+    use oxtensor::oxtensor_graph::Op;
+    let (x, w) = (oxtensor::matrix("x", DType::F64), vector("w", DType::F64));
+    let row = || Var::input(None, TensorType::of_rank(DType::F64, 1));
+    let (xt, wi) = (row(), row());
+    let bumped = &(&(-(&xt * &xt)).exp() * &wi) + &xt;
+    // A mapped output that reads no sequence is one value for all steps: it stays a loop.
+    let same = &wi * 2.0;
+    let outs = scan(ScanSpec {
+        tap_inputs: std::slice::from_ref(&xt),
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![],
+        other_inputs: std::slice::from_ref(&wi),
+        outputs: &[bumped, same],
+        n_mapped: 2,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&x),
+        initial: &[],
+        others: std::slice::from_ref(&w),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("bump"),
+    })
+    .expect("scan");
+    let (steps, n) = (5, 3);
+    let xs: Vec<f64> = (0..steps * n).map(|i| (i as f64 * 0.3).cos()).collect();
+    let wv = [0.5, -1.0, 2.0];
+    let mut want = Vec::new();
+    let mut twice = Vec::new();
+    for t in 0..steps {
+        for j in 0..n {
+            let v = xs[t * n + j];
+            want.push((-(v * v)).exp() * wv[j] + v);
+            twice.push(wv[j] * 2.0);
+        }
+    }
+    for (mode, rewrites) in modes().into_iter().zip([true, true, false]) {
+        let count_scans = |outputs: &[Var]| {
+            oxtensor::oxtensor_graph::toposort(outputs)
+                .iter()
+                .filter(|n| matches!(n.op(), Some(Op::Scan(_))))
+                .count()
+        };
+        let f = function(&[x.clone(), w.clone()], &outs[..1])
+            .mode(mode.clone())
+            .build()
+            .expect("f");
+        let xt = Tensor::from_slice(&xs, &[steps, n]).expect("x");
+        let got = f.call(&[xt.clone(), f64s(&wv)]).expect("run");
+        let want_t = Tensor::from_slice(&want, &[steps, n]).expect("want");
+        assert_close("bumped", &got[0], &want_t, Tol::MATH_LIBRARIES);
+        assert_eq!(count_scans(f.graph().outputs()), usize::from(!rewrites));
+        let g = function(&[x.clone(), w.clone()], &outs[1..])
+            .mode(mode)
+            .build()
+            .expect("g");
+        let got = g.call(&[xt, f64s(&wv)]).expect("run");
+        let twice_t = Tensor::from_slice(&twice, &[steps, n]).expect("twice");
+        assert_close("same", &got[0], &twice_t, Tol::EXACT);
+    }
+}
