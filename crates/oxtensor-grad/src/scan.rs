@@ -53,6 +53,13 @@ pub(crate) fn pullback(
     cotangents: &[Option<Var>],
     wanted: &[bool],
 ) -> Result<Vec<Term>, GradError> {
+    if s.last_only.contains(&true) {
+        return Err(GradError::Invalid(
+            "grad: a loop rewritten to keep only its last values has no trajectories to run back \
+             through; differentiate the graph before compiling it"
+                .into(),
+        ));
+    }
     let (n_seq, n_state) = (s.sequence_taps.len(), s.state_taps.len());
     let sequences = &inputs[1..1 + n_seq];
     let initial = &inputs[1 + n_seq..1 + n_seq + n_state];

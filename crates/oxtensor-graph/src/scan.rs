@@ -36,6 +36,11 @@ pub struct Scan {
     /// Truncated backpropagation through time: gradients flow back through only this many
     /// of the last steps (`None`: through all of them, PyTensor's `truncate_gradient=-1`).
     pub truncate_gradient: Option<usize>,
+    /// Per node output, whether only its last step's value is used (a rewrite's finding: every
+    /// reader takes `[-1]`). A backend may then keep just the rows the loop still reads and
+    /// return a trajectory whose last row is that value; its leading extent is not known
+    /// statically. Empty when no output is marked.
+    pub last_only: Vec<bool>,
     /// The name shown when printing.
     pub name: Option<Arc<str>>,
 }
@@ -71,6 +76,11 @@ impl Scan {
     /// The number of node outputs (states, then mapped outputs).
     pub fn n_outputs(&self) -> usize {
         self.state_taps.len() + self.n_mapped
+    }
+
+    /// Whether only the last value of output `i` is used (see [`Scan::last_only`]).
+    pub fn keeps_last_only(&self, i: usize) -> bool {
+        self.last_only.get(i).copied().unwrap_or(false)
     }
 
     /// The number of steps a run takes: `n_steps` when it is not negative (checked against
@@ -219,6 +229,7 @@ pub fn scan(spec: ScanSpec<'_>) -> Result<Vec<Var>, GraphError> {
         n_mapped: spec.n_mapped,
         go_backwards: spec.go_backwards,
         truncate_gradient: spec.truncate_gradient,
+        last_only: Vec::new(),
         until: spec.until,
         name: spec.name.map(Arc::from),
     };
@@ -340,8 +351,9 @@ pub(crate) fn infer(op: &Op, s: &Scan, inputs: &[Var]) -> Result<Vec<TensorType>
     }
     Ok(body_out[..s.n_outputs()]
         .iter()
-        .map(|o| {
-            let mut shape = vec![static_steps];
+        .enumerate()
+        .map(|(i, o)| {
+            let mut shape = vec![static_steps.filter(|_| !s.keeps_last_only(i))];
             shape.extend(o.ty().shape.iter().copied());
             TensorType::new(o.dtype(), &shape)
         })

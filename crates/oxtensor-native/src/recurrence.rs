@@ -4,6 +4,7 @@
 //! values, no steps, an element that is an error) is left to the interpreter's loop, which
 //! computes the node or reports the error in its own words.
 
+use crate::emit::ring_rows;
 use oxtensor_data::Tensor;
 use oxtensor_graph::Scan;
 use std::ffi::c_void;
@@ -140,9 +141,14 @@ pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> 
         if init.is_some_and(|t| t.shape().first().is_none_or(|&len| len < need)) {
             return None;
         }
-        let rows = need.checked_add(total)?;
+        let ring = ring_rows(s, i);
+        let rows = if ring > 0 {
+            ring
+        } else {
+            need.checked_add(total)?
+        };
         let (t, ptr) = trajectory(init, need, rows, &element, outputs.get(i)?.dtype())?;
-        buffers.push((t, need));
+        buffers.push((t, need, ring));
         buf_ptrs.push(ptr);
     }
     let mut done = 0i64;
@@ -169,10 +175,19 @@ pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> 
     if status != 0 {
         return None;
     }
-    let shape: Vec<usize> = std::iter::once(done).chain(element).collect();
-    let strides = c_strides(&shape);
+    let shape: Vec<usize> = std::iter::once(done)
+        .chain(element.iter().copied())
+        .collect();
+    let last: Vec<usize> = std::iter::once(1).chain(element).collect();
+    let (strides, last_strides) = (c_strides(&shape), c_strides(&last));
     buffers
         .into_iter()
-        .map(|(t, need)| t.view(&shape, &strides, need * n).ok())
+        .map(|(t, need, ring)| match ring {
+            0 => t.view(&shape, &strides, need * n).ok(),
+            // The last value only: the row step `done - 1` wrote.
+            _ => t
+                .view(&last, &last_strides, ((done - 1 + need) % ring) * n)
+                .ok(),
+        })
         .collect()
 }

@@ -3,7 +3,7 @@
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
     ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
-    SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches,
+    SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches, scan_last_only,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
@@ -39,6 +39,7 @@ pub struct Pass {
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
 /// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches, loops |
 /// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
+/// | `scan_last_only` | `fast_run` | the whole-graph [`scan_last_only`](crate::rules::scan_last_only) |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
 /// A rule's tags are the pass's tags and name, its set's name, its own name and its own tags:
@@ -78,6 +79,12 @@ pub const PIPELINE: &[Pass] = &[
         tags: &["fast_run"],
         rule_sets: &[],
         graph_pass: Some(merge_branches),
+    },
+    Pass {
+        name: "scan_last_only",
+        tags: &["fast_run"],
+        rule_sets: &[],
+        graph_pass: Some(scan_last_only),
     },
     Pass {
         name: "fusion",

@@ -172,6 +172,9 @@ pub(crate) fn run(
                 buffer.pop_front();
                 buffer.push_back(value.clone());
             }
+            if s.keeps_last_only(i) {
+                trajectories[i].clear();
+            }
             trajectories[i].push(value);
         }
         if stop {

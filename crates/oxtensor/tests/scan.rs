@@ -589,3 +589,77 @@ fn an_elementwise_map_becomes_one_elementwise_op() {
         assert_close("same", &got[0], &twice_t, Tol::EXACT);
     }
 }
+
+#[test]
+fn outputs_read_only_at_their_last_step_keep_only_it() {
+    use oxtensor::Idx;
+    use oxtensor::oxtensor_graph::Op;
+    let (a, h0) = (
+        oxtensor::scalar("a", DType::F64),
+        oxtensor::scalar("h0", DType::F64),
+    );
+    let x = vector("x", DType::F64);
+    let h = ar1(&a, &x, &h0, -1);
+    let last = ops::subtensor(&h, &[Idx::int(-1)]).expect("h[-1]");
+    // The gradient's backward loop reads its carries only at their last step too.
+    let da = oxtensor::grad_vars(&h.sum(None), std::slice::from_ref(&a)).expect("grad");
+    let xs: Vec<f64> = (0..40).map(|i| (i as f64 * 0.37).sin()).collect();
+    let (mut hs, mut prev) = (Vec::new(), 0.5);
+    for &v in &xs {
+        prev = 0.9 * prev + v;
+        hs.push(prev);
+    }
+    // d Σh / d a = Σ_t g_t h[t-1], g_t = 1 + a g_{t+1}.
+    let (mut g, mut want_da) = (0.0, 0.0);
+    for t in (0..xs.len()).rev() {
+        g = 1.0 + 0.9 * g;
+        want_da += g * if t > 0 { hs[t - 1] } else { 0.5 };
+    }
+    let marked = |f: &oxtensor::Function| -> Vec<Vec<bool>> {
+        f.graph()
+            .toposort()
+            .iter()
+            .filter_map(|n| match n.op() {
+                Some(Op::Scan(s)) => Some(s.last_only.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    for (mode, rewrites) in modes().into_iter().zip([true, true, false]) {
+        let inputs = [a.clone(), x.clone(), h0.clone()];
+        let args = [Tensor::scalar(0.9), f64s(&xs), Tensor::scalar(0.5)];
+        let f = function(&inputs, std::slice::from_ref(&last))
+            .mode(mode.clone())
+            .build()
+            .expect("f");
+        let got = f.call(&args).expect("run");
+        assert_close(
+            "h[-1]",
+            &got[0],
+            &Tensor::scalar(hs[hs.len() - 1]),
+            Tol::ONE_ULP,
+        );
+        let fd = function(&inputs, &da)
+            .mode(mode.clone())
+            .build()
+            .expect("fd");
+        let got = fd.call(&args).expect("run");
+        assert_close("da", &got[0], &Tensor::scalar(want_da), Tol::ulps(4));
+        if rewrites {
+            assert_eq!(marked(&f), vec![vec![true]]);
+            // The forward trajectory feeds the backward loop; the backward loop's outputs are
+            // read at their last step (the sum for `a`) or not at all.
+            let mut marks = marked(&fd);
+            marks.sort();
+            assert_eq!(marks, vec![vec![], vec![true, true, true]], "{marks:?}");
+        }
+        // Returned whole, the trajectory stays whole.
+        let whole = function(&inputs, &[h.clone(), last.clone()])
+            .mode(mode)
+            .build()
+            .expect("whole");
+        assert!(marked(&whole).iter().all(|m| !m.contains(&true)));
+        let got = whole.call(&args).expect("run");
+        assert_close("h", &got[0], &f64s(&hs), Tol::ONE_ULP);
+    }
+}

@@ -17,7 +17,7 @@ mod scalar;
 mod tests;
 
 pub(crate) use program::Program;
-pub(crate) use recurrence::LoopProgram;
+pub(crate) use recurrence::{LoopProgram, ring_rows};
 
 use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;

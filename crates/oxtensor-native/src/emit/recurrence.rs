@@ -33,6 +33,20 @@ pub(crate) struct LoopProgram {
     pub go_backwards: bool,
     /// Whether the last output stops the loop.
     pub until: bool,
+    /// Per output, the rows of its ring buffer when only its last value is used (0: it keeps
+    /// its whole trajectory); see [`ring_rows`].
+    pub ring: Vec<usize>,
+}
+
+/// The rows output `i` of `s` keeps: 0 for the whole trajectory; when only its last value is
+/// used ([`Scan::last_only`]), a ring of the rows the loop still reads (a state's `need`
+/// earlier values and the current one; one for a mapped output). Step `t` writes row
+/// `(t + need) % rows`.
+pub(crate) fn ring_rows(s: &Scan, i: usize) -> usize {
+    if !s.keeps_last_only(i) {
+        return 0;
+    }
+    s.state_taps.get(i).map_or(0, |taps| Scan::buffer_len(taps)) + 1
 }
 
 /// The placeholders each output of `g` depends on.
@@ -101,7 +115,17 @@ impl LoopProgram {
             n_mapped: s.n_mapped,
             go_backwards: s.go_backwards,
             until: s.until,
+            ring: (0..s.n_outputs()).map(|i| ring_rows(s, i)).collect(),
         })
+    }
+}
+
+/// The C row index `at` of a buffer of `ring` rows (0: not a ring).
+fn row(at: &str, ring: usize) -> String {
+    if ring == 0 {
+        format!("({at})")
+    } else {
+        format!("(({at}) % {ring})")
     }
 }
 
@@ -117,7 +141,8 @@ impl LoopProgram {
 /// buffer `buf[i]` holds its `-min(taps)` initial rows, then one row per step, which the loop
 /// writes; mapped output `m`'s buffer `buf[n_states + m]` one row per step. Other value `k` is
 /// `oth[k]`: `n` contiguous elements, or one. Sets `*done` to the number of steps run (fewer
-/// than `total` when the `until` condition held); returns non-zero if an element was an error,
+/// than `total` when the `until` condition held). An output that keeps only its last value
+/// writes into a ring of [`ring_rows`] rows instead. Returns non-zero if an element was an error,
 /// and the executor then runs the loop in the interpreter, which reports it.
 pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     let ty = |k: usize| ctype(p.body.inputs[k]);
@@ -172,8 +197,8 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
             if p.elementwise {
                 let _ = writeln!(
                     s,
-                    "    const {t} *p{k} = (const {t} *)buf[{i}] + (t + {}) * n;",
-                    need + tap,
+                    "    const {t} *p{k} = (const {t} *)buf[{i}] + {} * n;",
+                    row(&format!("t + {}", need + tap), p.ring[i]),
                     t = ty(k)
                 );
             } else {
@@ -192,13 +217,14 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     }
     let n_states = p.state_taps.len();
     for (m, (_, d)) in p.body.outputs[..n_states + p.n_mapped].iter().enumerate() {
-        let row = match p.state_taps.get(m) {
+        let at = match p.state_taps.get(m) {
             Some(taps) => format!("t + {}", Scan::buffer_len(taps)),
             None => "t".to_string(),
         };
         let _ = writeln!(
             s,
-            "    {t} *q{m} = ({t} *)buf[{m}] + ({row}) * n;",
+            "    {t} *q{m} = ({t} *)buf[{m}] + {} * n;",
+            row(&at, p.ring[m]),
             t = ctype(*d)
         );
     }

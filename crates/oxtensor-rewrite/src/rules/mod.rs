@@ -8,6 +8,7 @@ mod branches;
 mod fold;
 mod fused_reduce;
 mod fusion;
+mod last_only;
 mod layout;
 mod linalg;
 mod loops;
@@ -22,6 +23,7 @@ mod useless;
 use crate::RuleSet;
 
 pub use fusion::fuse;
+pub use last_only::scan_last_only;
 pub use merge_branches::merge_branches;
 
 /// Constant folding: nodes whose inputs are all constants become constants.
