@@ -3,7 +3,7 @@
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
     ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
-    SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches, scan_last_only,
+    SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches, merge_scans, scan_last_only,
 };
 use crate::{RewriteError, Rule, RuleSet};
 use oxtensor_graph::{FunctionGraph, PrintOptions, Var, debugprint, verify};
@@ -39,6 +39,7 @@ pub struct Pass {
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
 /// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches, loops |
 /// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
+/// | `merge_scans` | `fast_run` | the whole-graph [`merge_scans`](crate::rules::merge_scans) |
 /// | `scan_last_only` | `fast_run` | the whole-graph [`scan_last_only`](crate::rules::scan_last_only) |
 /// | `fusion` | `fast_run` | the whole-graph [`fuse`](crate::rules::fuse) |
 ///
@@ -79,6 +80,12 @@ pub const PIPELINE: &[Pass] = &[
         tags: &["fast_run"],
         rule_sets: &[],
         graph_pass: Some(merge_branches),
+    },
+    Pass {
+        name: "merge_scans",
+        tags: &["fast_run"],
+        rule_sets: &[],
+        graph_pass: Some(merge_scans),
     },
     Pass {
         name: "scan_last_only",

@@ -663,3 +663,84 @@ fn outputs_read_only_at_their_last_step_keep_only_it() {
         assert_close("h", &got[0], &f64s(&hs), Tol::ONE_ULP);
     }
 }
+
+#[test]
+fn loops_over_the_same_sequences_merge_into_one() {
+    use oxtensor::oxtensor_graph::Op;
+    let (a, b, h0) = (
+        oxtensor::scalar("a", DType::F64),
+        oxtensor::scalar("b", DType::F64),
+        oxtensor::scalar("h0", DType::F64),
+    );
+    let x = vector("x", DType::F64);
+    // Two recurrences over x (sharing a non-sequence), and a running maximum of the first's
+    // output, which depends on it and so stays a loop of its own.
+    let h = ar1(&a, &x, &h0, -1);
+    let k = ar1(&b, &x, &h0, -1);
+    let (ht, mp) = (scalar_in(), scalar_in());
+    let running = ops::maximum(&ht, &mp).expect("max");
+    let m = scan(ScanSpec {
+        tap_inputs: &[ht, mp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[],
+        outputs: &[running],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&h),
+        initial: &[ops::expand_dims(&h0, 0).expect("init")],
+        others: &[],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("runmax"),
+    })
+    .expect("scan")
+    .remove(0);
+    let xs: Vec<f64> = (0..30).map(|i| (i as f64 * 0.37).sin()).collect();
+    let run = |c: f64| -> Vec<f64> {
+        let mut prev = 0.5;
+        xs.iter()
+            .map(|v| {
+                prev = c * prev + v;
+                prev
+            })
+            .collect()
+    };
+    let (hw, kw) = (run(0.9), run(-0.4));
+    let mut best = 0.5f64;
+    let mw: Vec<f64> = hw
+        .iter()
+        .map(|&v| {
+            best = best.max(v);
+            best
+        })
+        .collect();
+    for (mode, rewrites) in modes().into_iter().zip([true, true, false]) {
+        let f = function(
+            &[a.clone(), b.clone(), x.clone(), h0.clone()],
+            &[h.clone(), k.clone(), m.clone()],
+        )
+        .mode(mode)
+        .build()
+        .expect("f");
+        let got = f
+            .call(&[
+                Tensor::scalar(0.9),
+                Tensor::scalar(-0.4),
+                f64s(&xs),
+                Tensor::scalar(0.5),
+            ])
+            .expect("run");
+        assert_close("h", &got[0], &f64s(&hw), Tol::ONE_ULP);
+        assert_close("k", &got[1], &f64s(&kw), Tol::ONE_ULP);
+        assert_close("m", &got[2], &f64s(&mw), Tol::ONE_ULP);
+        let loops = f
+            .graph()
+            .toposort()
+            .iter()
+            .filter(|n| matches!(n.op(), Some(Op::Scan(_))))
+            .count();
+        assert_eq!(loops, if rewrites { 2 } else { 3 });
+    }
+}

@@ -76,20 +76,37 @@ fn ids(nodes: &[Arc<Node>]) -> Vec<u64> {
     nodes.iter().map(|n| n.id()).collect()
 }
 
-/// The first set of two or more `IfElse` nodes on one condition of the graph of `outputs`
-/// that do not depend on one another (and that could not be merged before), and that
-/// condition.
-fn mergeable(outputs: &[Var], failed: &FxHashSet<Vec<u64>>) -> Option<(Var, Vec<Arc<Node>>)> {
-    let mut by_condition: IndexMap<Var, Vec<Arc<Node>>> = IndexMap::new();
+/// What a merging pass merges: nodes with equal keys (`None`: never merged) that do not depend
+/// on one another, a group at a time, into the node `merge` builds (the replacement of each
+/// of their outputs; `None` when it cannot be built).
+pub(crate) struct Merging<K> {
+    /// The pass's name (for errors).
+    pub pass: &'static str,
+    /// The name its hits are counted under (one per node merged into another).
+    pub hit: &'static str,
+    /// The key of a node that may merge with others of the same key.
+    pub key: fn(&Node) -> Option<K>,
+    /// One node computing what the group computes.
+    pub merge: fn(&[Arc<Node>]) -> Option<Replacement>,
+}
+
+/// What each output of merged nodes becomes.
+pub(crate) type Replacement = FxHashMap<Var, Var>;
+
+/// The first set of two or more nodes with one key in the graph of `outputs` that do not
+/// depend on one another (and that could not be merged before).
+fn mergeable<K: std::hash::Hash + Eq>(
+    outputs: &[Var],
+    key: fn(&Node) -> Option<K>,
+    failed: &FxHashSet<Vec<u64>>,
+) -> Option<Vec<Arc<Node>>> {
+    let mut by_key: IndexMap<K, Vec<Arc<Node>>> = IndexMap::new();
     for node in toposort(outputs) {
-        if let (Some(Op::IfElse(_)), Some(cond)) = (node.op(), node.inputs().first()) {
-            by_condition
-                .entry(cond.clone())
-                .or_default()
-                .push(node.clone());
+        if let Some(k) = key(&node) {
+            by_key.entry(k).or_default().push(node.clone());
         }
     }
-    for (cond, nodes) in by_condition {
+    for (_, nodes) in by_key {
         // Greedily, in order: a node joins the first group none of whose members it depends
         // on or feeds.
         let mut groups: Vec<Vec<Arc<Node>>> = Vec::new();
@@ -107,35 +124,37 @@ fn mergeable(outputs: &[Var], failed: &FxHashSet<Vec<u64>>) -> Option<(Var, Vec<
             .into_iter()
             .find(|g| g.len() > 1 && !failed.contains(&ids(g)))
         {
-            return Some((cond, group));
+            return Some(group);
         }
     }
     None
 }
 
-/// Merges independent `IfElse` nodes on one condition (see the module documentation), one
-/// set at a time on the graph the previous merge left (so dependencies are always those of
-/// the current graph); returns the new outputs, in order, and what happened (hits of
-/// `merge_ifelse`: one per node merged into another).
-pub fn merge_branches(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
+/// Merges the groups `m` describes, one at a time on the graph the previous merge left (so
+/// dependencies are always those of the current graph); returns the new outputs, in order,
+/// and what happened.
+pub(crate) fn merge_independent<K: std::hash::Hash + Eq>(
+    outputs: &[Var],
+    m: &Merging<K>,
+) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let nodes_before = toposort(outputs).len();
     let mut current = outputs.to_vec();
     let mut merged = 0;
     let mut failed: FxHashSet<Vec<u64>> = FxHashSet::default();
-    while let Some((cond, group)) = mergeable(&current, &failed) {
-        let Some(replace) = merge(&cond, &group) else {
+    while let Some(group) = mergeable(&current, m.key, &failed) {
+        let Some(replace) = (m.merge)(&group) else {
             failed.insert(ids(&group));
             continue;
         };
         current = clone_replace(&current, &replace).map_err(|source| RewriteError::Rebuild {
-            pass: "merge_branches",
+            pass: m.pass,
             source,
         })?;
         merged += group.len() - 1;
     }
     let mut hits = IndexMap::new();
     if merged > 0 {
-        hits.insert("merge_ifelse", merged);
+        hits.insert(m.hit, merged);
     }
     let nodes_after = toposort(&current).len();
     let stats = PassStats {
@@ -147,4 +166,23 @@ pub fn merge_branches(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
         nodes_after,
     };
     Ok((current, stats))
+}
+
+/// Merges independent `IfElse` nodes on one condition (see the module documentation), one
+/// set at a time on the graph the previous merge left (so dependencies are always those of
+/// the current graph); returns the new outputs, in order, and what happened (hits of
+/// `merge_ifelse`: one per node merged into another).
+pub fn merge_branches(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
+    merge_independent(
+        outputs,
+        &Merging {
+            pass: "merge_branches",
+            hit: "merge_ifelse",
+            key: |node| match node.op() {
+                Some(Op::IfElse(_)) => node.inputs().first().cloned(),
+                _ => None,
+            },
+            merge: |nodes| merge(nodes.first()?.inputs().first()?, nodes),
+        },
+    )
 }

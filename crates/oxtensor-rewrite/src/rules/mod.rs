@@ -13,6 +13,7 @@ mod layout;
 mod linalg;
 mod loops;
 mod merge_branches;
+mod merge_scans;
 mod products;
 mod shape;
 mod sigmoid;
@@ -25,6 +26,7 @@ use crate::RuleSet;
 pub use fusion::fuse;
 pub use last_only::scan_last_only;
 pub use merge_branches::merge_branches;
+pub use merge_scans::merge_scans;
 
 /// Constant folding: nodes whose inputs are all constants become constants.
 pub const FOLD: RuleSet = RuleSet {

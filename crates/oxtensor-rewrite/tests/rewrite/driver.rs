@@ -232,6 +232,7 @@ fn rules_are_selected_by_tags() {
             "stabilize",
             "specialize",
             "merge_branches",
+            "merge_scans",
             "scan_last_only",
             "fusion"
         ]
