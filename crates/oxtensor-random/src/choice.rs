@@ -30,7 +30,7 @@ impl Generator {
             return Err(RandomError::new(
                 "size",
                 format!(
-                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                    "Cannot take a larger sample than population when replace is False (sample {size}, population {pop_size})"
                 ),
             ));
         }
@@ -62,7 +62,7 @@ impl Generator {
             return Err(RandomError::new(
                 "size",
                 format!(
-                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                    "Cannot take a larger sample than population when replace is False (sample {size}, population {pop_size})"
                 ),
             ));
         }

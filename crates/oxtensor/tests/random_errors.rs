@@ -311,3 +311,32 @@ fn multivariate_normal_svd_and_eigh_factor_the_covariance() {
         }
     }
 }
+
+#[test]
+fn the_name_survives_rewrites_of_the_parameters() {
+    // `-2 * 0.5` folds to a constant, so the compiled graph holds a new random node.
+    let scale = ops::mul(&c(-2.0), &c(0.5)).expect("mul");
+    let (_, x) = random::normal(&rng_const(1), &c(0.0), &scale, None).expect("normal");
+    x.set_name("theta");
+    for err in errors(&x) {
+        assert!(err.contains("'theta'") && err.contains("scale < 0"), "{err}");
+    }
+}
+
+#[test]
+fn float32_parameters_round_like_scipy() {
+    // SciPy computes `-1 / b` in float32 for a float32 `b` (NumPy 2's promotion).
+    let b = Var::constant(Tensor::scalar(2.5f32));
+    let (next, x) = random::random_variable(
+        Distribution::Pareto,
+        &rng_const(6),
+        Some(&size(&[3])),
+        &[b, c(1.0)],
+        None,
+    )
+    .expect("pareto");
+    let mut g = default_rng(6);
+    let exponent = f64::from(-1.0f32 / 2.5f32);
+    let want: Vec<f64> = (0..3).map(|_| (1.0 - g.random()).powf(exponent)).collect();
+    check_all_modes(&next, &x, &want, &g);
+}

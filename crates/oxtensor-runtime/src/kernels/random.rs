@@ -173,8 +173,42 @@ fn bad(dist: Distribution, e: RandomError) -> KernelError {
     KernelError::Value(format!("{}: {e}", dist.name()))
 }
 
+/// Which parameters are `float32`. SciPy (which PyTensor's `pareto`, `truncexpon` and
+/// `gengamma` call) computes `-1 / b`, `expm1(-b)`, `alpha / p` and `1 / p` in the parameters'
+/// dtype (NumPy 2's promotion: a Python float with a `float32` array stays `float32`), so
+/// these kernels round those intermediates the same way to draw the same values.
+#[derive(Copy, Clone, Default)]
+struct Narrow {
+    f32: [bool; 3],
+}
+
+impl Narrow {
+    /// The dtypes of `params`.
+    fn of(params: &[&Tensor]) -> Narrow {
+        let mut n = Narrow::default();
+        for (k, p) in params.iter().take(3).enumerate() {
+            n.f32[k] = p.dtype() == DType::F32;
+        }
+        n
+    }
+
+    /// `a / b` computed in `float32` when every parameter of `which` is `float32`.
+    fn div(self, which: &[usize], a: f64, b: f64) -> f64 {
+        if which.iter().all(|&k| self.f32[k]) {
+            f64::from(a as f32 / b as f32)
+        } else {
+            a / b
+        }
+    }
+}
+
 /// One scalar draw of a continuous distribution from parameters `p`.
-fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, RandomError> {
+fn draw_float(
+    g: &mut Generator,
+    dist: Distribution,
+    p: &[f64],
+    narrow: Narrow,
+) -> Result<f64, RandomError> {
     use Distribution as D;
     use std::f64::consts::PI;
     Ok(match dist {
@@ -201,11 +235,16 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         D::InvGamma => 1.0 / g.gamma(positive("alpha", p[0])?, 1.0 / positive("beta", p[1])?)?,
         D::Pareto => {
             let (b, scale) = (positive("b", p[0])?, positive("scale", p[1])?);
-            (1.0 - g.random()).powf(-1.0 / b) * scale
+            (1.0 - g.random()).powf(narrow.div(&[0], -1.0, b)) * scale
         }
         D::TruncExpon => {
             let (b, scale) = (positive("b", p[0])?, positive("scale", p[2])?);
-            -(g.random() * (-b).exp_m1()).ln_1p() * scale + p[1]
+            let tail = if narrow.f32[0] {
+                f64::from((-(b as f32)).exp_m1())
+            } else {
+                (-b).exp_m1()
+            };
+            -(g.random() * tail).ln_1p() * scale + p[1]
         }
         D::GenGamma => {
             let (alpha, c) = (p[0], p[1]);
@@ -215,9 +254,9 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
                     format!("p == 0 (expected a nonzero number, got {c})"),
                 ));
             }
-            let shape = positive("alpha / p", alpha / c)?;
+            let shape = positive("alpha / p", narrow.div(&[0, 1], alpha, c))?;
             let lambd = positive("lambd", p[2])?;
-            g.gamma(shape, 1.0)?.powf(1.0 / c) * lambd
+            g.gamma(shape, 1.0)?.powf(narrow.div(&[1], 1.0, c)) * lambd
         }
         D::Integers
         | D::Bernoulli
@@ -252,6 +291,7 @@ fn fill_repeated(
     g: &mut Generator,
     dist: Distribution,
     p: &[f64],
+    narrow: Narrow,
     out: &mut [f64],
 ) -> Result<(), RandomError> {
     match dist {
@@ -270,7 +310,7 @@ fn fill_repeated(
         }
         _ => {
             for o in out.iter_mut() {
-                *o = draw_float(g, dist, p)?;
+                *o = draw_float(g, dist, p, narrow)?;
             }
         }
     }
@@ -663,18 +703,19 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             Tensor::from_slice(&out, &shape)?
         }
         _ => {
+            let narrow = Narrow::of(params);
             let mut result = Ok(());
             let t = Tensor::build::<f64>(&shape, |out| {
                 result = if floats.iter().all(|c| c.repeated) {
                     let p: Vec<f64> = floats.iter().map(|c| c.values[0]).collect();
-                    fill_repeated(&mut g, dist, &p, out)
+                    fill_repeated(&mut g, dist, &p, narrow, out)
                 } else {
                     let mut pf = [0.0; 3];
                     out.iter_mut().enumerate().try_for_each(|(i, o)| {
                         for (k, c) in floats.iter().enumerate() {
                             pf[k] = c.at(i)[0];
                         }
-                        *o = draw_float(&mut g, dist, &pf)?;
+                        *o = draw_float(&mut g, dist, &pf, narrow)?;
                         Ok(())
                     })
                 };
