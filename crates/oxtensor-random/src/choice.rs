@@ -118,7 +118,7 @@ pub fn check_probabilities(p: &[f64], atol: f64) -> Result<()> {
     if p.iter().any(|&x| x < 0.0) {
         return Err(RandomError::new("p", "Probabilities are not non-negative"));
     }
-    if !((sum - 1.0).abs() <= atol) {
+    if (sum - 1.0).abs() > atol {
         return Err(RandomError::new(
             "p",
             format!("Probabilities do not sum to 1 (their sum is {sum})"),

@@ -101,7 +101,7 @@ impl Generator {
 
     /// `poisson(lam)`.
     pub fn poisson(&mut self, lam: f64) -> Result<i64> {
-        if !(lam >= 0.0) {
+        if lam.is_nan() || lam < 0.0 {
             return Err(RandomError::new(
                 "lam",
                 format!("lam < 0 or lam is NaN (expected a number >= 0, got {lam})"),

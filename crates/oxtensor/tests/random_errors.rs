@@ -319,7 +319,10 @@ fn the_name_survives_rewrites_of_the_parameters() {
     let (_, x) = random::normal(&rng_const(1), &c(0.0), &scale, None).expect("normal");
     x.set_name("theta");
     for err in errors(&x) {
-        assert!(err.contains("'theta'") && err.contains("scale < 0"), "{err}");
+        assert!(
+            err.contains("'theta'") && err.contains("scale < 0"),
+            "{err}"
+        );
     }
 }
 
