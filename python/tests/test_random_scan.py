@@ -22,7 +22,7 @@ def random_walk(lib, mod, seed, n_steps):
         next_rng, z = mod.random.normal(rng=rng, return_next_rng=True)
         return x + z, {rng: next_rng}
 
-    out, updates = lib.scan(step, outputs_info=[mod.as_tensor(0.0)], n_steps=n_steps)
+    out, updates = lib.scan(step, outputs_info=[mod.as_tensor(np.float64(0.0))], n_steps=n_steps)
     return rng, out, updates
 
 
@@ -57,7 +57,7 @@ def test_vector_draws_per_step_with_sequences(mode):
         next_rng, z = pt.random.normal(mu, 2.0, size=3, rng=rng, return_next_rng=True)
         return acc + z.sum(), z, {rng: next_rng}
 
-    (acc, zs), updates = oxtensor.scan(step, sequences=[pt.as_tensor(mus)], outputs_info=[pt.as_tensor(0.0), None])
+    (acc, zs), updates = oxtensor.scan(step, sequences=[pt.as_tensor(mus)], outputs_info=[pt.as_tensor(np.float64(0.0)), None])
     f = oxtensor.function([], [acc, zs], updates=updates, mode=mode)
     a, z = f()
     g = np.random.default_rng(7)
@@ -74,7 +74,7 @@ def test_random_stream_inside_fn(mode):
     def step(x):
         return x + srng.normal(0.0, 1.0)
 
-    out, updates = oxtensor.scan(step, outputs_info=[pt.as_tensor(0.0)], n_steps=4)
+    out, updates = oxtensor.scan(step, outputs_info=[pt.as_tensor(np.float64(0.0))], n_steps=4)
     assert len(updates) == 1
     (shared_rng,) = updates
     # The stream's generator is the one the default update advances; its first draws are

@@ -74,3 +74,33 @@ def _method(rng, name):
         return fn(*args, rng=rng, **kwargs)
 
     return method
+
+
+def _is_generator_value(var):
+    """True for a generator value: a ``uint64`` vector of the 6 PCG64 state words (a shared
+    generator, or the ``next_rng`` a draw returns)."""
+    return str(var.dtype) == "uint64" and tuple(var._static_shape) == (6,)
+
+
+def _generator_method(name):
+    def get(var):
+        if not _is_generator_value(var):
+            raise AttributeError(f"{type(var).__name__!r} object has no attribute {name!r}")
+        return _method(var, name)
+
+    get.__doc__ = f"``{name}`` drawn from this generator: returns ``(next_rng, draw)``."
+    return property(get)
+
+
+def _install_methods():
+    """The method API on every generator value, as PyTensor's ``RandomGeneratorVariable``:
+    ``next_rng.uniform(...)`` draws from the generator a previous draw returned. Non-generator
+    variables answer ``AttributeError`` for these names."""
+    from oxtensor.tensor.random import basic
+
+    for name in basic.__all__:
+        if not hasattr(_core.TensorVariable, name):
+            setattr(_core.TensorVariable, name, _generator_method(name))
+
+
+_install_methods()
