@@ -118,13 +118,7 @@ def tutorial_updates_list(pytensor, pt, ptr, RandomStream):
 
 EXAMPLES = [
     shared_rng_docstring,
-    pytest.param(
-        symbolic_rng_docstring,
-        marks=pytest.mark.xfail(
-            reason="symbolic generator inputs (pt.random.rng with In(mutable=True)) are not built",
-            strict=True,
-        ),
-    ),
+    symbolic_rng_docstring,
     shared_generator_with_updates,
     method_api,
     tutorial_random_stream,
@@ -132,7 +126,7 @@ EXAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: getattr(e, "__name__", "symbolic_rng"))
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.__name__)
 def test_example_runs_and_matches_pytensor(example):
     results = {}
     with warnings.catch_warnings():
@@ -151,3 +145,5 @@ def test_docstring_values():
     mods = libraries()["oxtensor"]
     out = shared_rng_docstring(*mods)
     np.testing.assert_allclose(out[:4], [1.45769255] * 4, rtol=1e-8)
+    out = symbolic_rng_docstring(*mods)
+    np.testing.assert_allclose(out[:2], [1.45769255, 0.44383835], rtol=1e-8)
