@@ -49,6 +49,7 @@ impl Storage {
         // SAFETY: the layout has non-zero size and a valid alignment.
         let raw = unsafe { alloc_zeroed(layout) };
         let base = NonNull::new(raw)?;
+        advise_huge_pages(raw, layout.size());
         let pad = raw.align_offset(ALIGN);
         // SAFETY: `pad < ALIGN` and the allocation has `ALIGN` spare bytes past `bytes`, so the
         // rounded-up pointer and the `bytes` after it stay inside the allocation.
@@ -139,3 +140,32 @@ impl std::fmt::Debug for Storage {
         )
     }
 }
+
+/// Blocks from this size up are fresh zero pages from `mmap`; asking for transparent huge
+/// pages there (as NumPy does for its arrays) makes the first write fault once per 2 MiB
+/// instead of once per 4 KiB, which is most of the cost of filling a new large array.
+const HUGE_PAGE_MIN: usize = 4 << 20;
+
+/// `madvise(MADV_HUGEPAGE)` on the whole pages of the new allocation `[raw, raw + bytes)` when
+/// it is large; a hint only, so its result is ignored.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(raw: *mut u8, bytes: usize) {
+    const PAGE: usize = 4096;
+    if bytes < HUGE_PAGE_MIN {
+        return;
+    }
+    let start = (raw as usize).next_multiple_of(PAGE);
+    let end = (raw as usize + bytes) & !(PAGE - 1);
+    if end > start {
+        // SAFETY: `[start, end)` lies inside the allocation just made (rounded inwards to
+        // pages), which this storage owns; `madvise` with `MADV_HUGEPAGE` changes no contents,
+        // only how the kernel backs the pages.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+/// Elsewhere huge pages are not requested.
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_raw: *mut u8, _bytes: usize) {}

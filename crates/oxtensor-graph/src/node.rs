@@ -148,6 +148,18 @@ impl Node {
     pub fn site(&self) -> &Site {
         &self.site
     }
+
+    /// The user-given names of the outputs that have one (so an error in the node can name
+    /// the variable it computes, e.g. a random variable's draw rather than its next generator).
+    pub fn output_names(&self) -> Vec<Arc<str>> {
+        self.names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
 }
 
 impl Drop for Node {

@@ -106,11 +106,27 @@ pub enum Distribution {
     ChoiceWithoutReplacement,
     /// [`Self::ChoiceWithoutReplacement`] with probabilities `p`, one per row of `a`.
     ChoiceWithoutReplacementP,
+    /// `pareto(b, scale)`: SciPy's inverse-CDF sampling `scale * (1 - u) ** (-1 / b)` of one
+    /// uniform, as PyTensor draws it.
+    Pareto,
+    /// `truncexpon(b, loc, scale)`: SciPy's inverse-CDF sampling
+    /// `-log1p(u * expm1(-b)) * scale + loc` of one uniform.
+    TruncExpon,
+    /// `gengamma(alpha, p, lambd)`: `standard_gamma(alpha / p) ** (1 / p) * lambd` (SciPy's
+    /// `gengamma.rvs(alpha / p, p, scale=lambd)`).
+    GenGamma,
+    /// `betabinom(n, a, b)`: SciPy's `binomial(n, beta(a, b))`, every beta drawn first, then
+    /// every binomial.
+    BetaBinom,
+    /// [`Self::MvNormal`] with the factor `u * sqrt(s)` of `svd(cov)` (`method="svd"`).
+    MvNormalSvd,
+    /// [`Self::MvNormal`] with the factor `v * sqrt(w)` of `eigh(cov)` (`method="eigh"`).
+    MvNormalEigh,
 }
 
 impl Distribution {
     /// Every distribution, in declaration order.
-    pub const ALL: [Distribution; 33] = {
+    pub const ALL: [Distribution; 39] = {
         use Distribution as D;
         [
             D::Normal,
@@ -146,6 +162,12 @@ impl Distribution {
             D::Permutation,
             D::ChoiceWithoutReplacement,
             D::ChoiceWithoutReplacementP,
+            D::Pareto,
+            D::TruncExpon,
+            D::GenGamma,
+            D::BetaBinom,
+            D::MvNormalSvd,
+            D::MvNormalEigh,
         ]
     };
 
@@ -191,6 +213,12 @@ impl Distribution {
             D::Permutation => "permutation",
             D::ChoiceWithoutReplacement => "choice_without_replacement",
             D::ChoiceWithoutReplacementP => "choice_without_replacement_p",
+            D::Pareto => "pareto",
+            D::TruncExpon => "truncexpon",
+            D::GenGamma => "gengamma",
+            D::BetaBinom => "betabinom",
+            D::MvNormalSvd => "multivariate_normal_svd",
+            D::MvNormalEigh => "multivariate_normal_eigh",
         }
     }
 
@@ -217,7 +245,11 @@ impl Distribution {
             D::VonMises => &["mu", "kappa"],
             D::InvGamma => &["alpha", "beta"],
             D::Dirichlet => &["alpha"],
-            D::MvNormal => &["mean", "cov"],
+            D::MvNormal | D::MvNormalSvd | D::MvNormalEigh => &["mean", "cov"],
+            D::Pareto => &["b", "scale"],
+            D::TruncExpon => &["b", "loc", "scale"],
+            D::GenGamma => &["alpha", "p", "lambd"],
+            D::BetaBinom => &["n", "a", "b"],
             D::Permutation => &["x"],
             D::ChoiceWithoutReplacement => &["a", "core_shape"],
             D::ChoiceWithoutReplacementP => &["a", "p", "core_shape"],
@@ -230,8 +262,14 @@ impl Distribution {
             (Distribution::Dirichlet, 0)
             | (Distribution::Categorical, 0)
             | (Distribution::Multinomial, 1)
-            | (Distribution::MvNormal, 0) => 1,
-            (Distribution::MvNormal, 1) => 2,
+            | (
+                Distribution::MvNormal | Distribution::MvNormalSvd | Distribution::MvNormalEigh,
+                0,
+            ) => 1,
+            (
+                Distribution::MvNormal | Distribution::MvNormalSvd | Distribution::MvNormalEigh,
+                1,
+            ) => 2,
             _ => 0,
         }
     }
@@ -240,7 +278,8 @@ impl Distribution {
     /// extent of the parameter [`Self::support_param`] names), 0 otherwise.
     pub fn support_ndim(self) -> usize {
         match self {
-            Distribution::Dirichlet | Distribution::Multinomial | Distribution::MvNormal => 1,
+            Distribution::Dirichlet | Distribution::Multinomial => 1,
+            d if d.is_mv_normal() => 1,
             _ => 0,
         }
     }
@@ -268,6 +307,15 @@ impl Distribution {
                 | D::Hypergeometric
                 | D::Multinomial
                 | D::Categorical
+                | D::BetaBinom
+        )
+    }
+
+    /// True for `multivariate_normal`, whichever factor of `cov` it uses.
+    pub fn is_mv_normal(self) -> bool {
+        matches!(
+            self,
+            Distribution::MvNormal | Distribution::MvNormalSvd | Distribution::MvNormalEigh
         )
     }
 
@@ -276,7 +324,11 @@ impl Distribution {
         use Distribution as D;
         matches!(
             (self, k),
-            (D::Integers, _) | (D::Binomial, 0) | (D::Hypergeometric, _) | (D::Multinomial, 0)
+            (D::Integers, _)
+                | (D::Binomial, 0)
+                | (D::Hypergeometric, _)
+                | (D::Multinomial, 0)
+                | (D::BetaBinom, 0)
         )
     }
 
@@ -462,7 +514,7 @@ pub fn infer(
         }
         None => broadcast(op, &batches)?,
     };
-    if dist == Distribution::MvNormal {
+    if dist.is_mv_normal() {
         let (mean, cov) = (&inputs[2], &inputs[3]);
         let n = mean.ty().shape[mean.ndim() - 1];
         let tail = &cov.ty().shape[cov.ndim() - 2..];

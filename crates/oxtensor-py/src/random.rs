@@ -87,11 +87,32 @@ impl PyRandomGenerator {
             .call1((t.to_vec_as::<u64>(),))
     }
 
-    /// Stores a copy of NumPy `Generator` `value`'s state.
-    #[pyo3(signature = (value, borrow=false))]
-    fn set_value(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>, borrow: bool) -> PyResult<()> {
+    /// Stores a copy of NumPy `Generator` `value`'s state, or, with `seed`, the state of
+    /// `np.random.default_rng(seed)` (PyTensor 3's `set_value(seed=...)`).
+    #[pyo3(signature = (value=None, borrow=false, seed=None))]
+    fn set_value(
+        slf: &Bound<'_, Self>,
+        value: Option<&Bound<'_, PyAny>>,
+        borrow: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let _ = borrow;
-        let t = words_of(slf.py(), value)?;
+        let py = slf.py();
+        let t = match (value, seed) {
+            (Some(v), None) if !v.is_none() => words_of(py, v)?,
+            (None, Some(s)) => {
+                let g = py
+                    .import(intern!(py, "numpy.random"))?
+                    .getattr(intern!(py, "default_rng"))?
+                    .call1((s,))?;
+                words_of(py, &g)?
+            }
+            _ => {
+                return Err(value_err(
+                    "set_value takes either a Generator value or a seed",
+                ));
+            }
+        };
         oxtensor::set_value(&slf.as_super().get().v, t).map_err(ox_err)
     }
 

@@ -182,13 +182,14 @@ fn inclusive_high(low: i64, high: i64, endpoint: bool) -> Result<i64> {
         high
     } else {
         high.checked_sub(1)
-            .ok_or_else(|| RandomError::new("high", "expected low < high"))?
+            .ok_or_else(|| RandomError::new("high", "low >= high (expected low < high)"))?
     };
     if low > high_incl {
         return Err(RandomError::new(
             "high",
             format!(
-                "expected low {} high, got low={low}, high={high}",
+                "low {} high (expected low {} high, got low={low}, high={high})",
+                if endpoint { ">" } else { ">=" },
                 if endpoint { "<=" } else { "<" }
             ),
         ));

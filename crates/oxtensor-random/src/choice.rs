@@ -30,7 +30,7 @@ impl Generator {
             return Err(RandomError::new(
                 "size",
                 format!(
-                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                    "Cannot take a larger sample than population when replace is False (sample {size}, population {pop_size})"
                 ),
             ));
         }
@@ -62,11 +62,11 @@ impl Generator {
             return Err(RandomError::new(
                 "size",
                 format!(
-                    "Cannot take a larger sample ({size}) than population ({pop_size}) when replace is False"
+                    "Cannot take a larger sample than population when replace is False (sample {size}, population {pop_size})"
                 ),
             ));
         }
-        check_probabilities(p)?;
+        check_probabilities(p, f64::EPSILON.sqrt())?;
         if p.iter().filter(|&&x| x > 0.0).count() < size {
             return Err(RandomError::new(
                 "p",
@@ -101,9 +101,10 @@ impl Generator {
     }
 }
 
-/// NumPy's checks of `choice`'s `p`: no NaN, no negative entry, a (Kahan) sum within
-/// `sqrt(eps)` of 1.
-fn check_probabilities(p: &[f64]) -> Result<()> {
+/// NumPy's checks of `choice`'s `p`: no NaN, no negative entry, a (Kahan) sum within `atol`
+/// of 1 (NumPy's `atol` is `sqrt(eps)` of `p`'s dtype: about 1.5e-8 for `float64` values,
+/// 3.5e-4 for `float32` ones). The errors carry NumPy's messages.
+pub fn check_probabilities(p: &[f64], atol: f64) -> Result<()> {
     let (mut sum, mut comp) = (0.0f64, 0.0f64);
     for &x in p {
         let y = x - comp;
@@ -117,8 +118,11 @@ fn check_probabilities(p: &[f64]) -> Result<()> {
     if p.iter().any(|&x| x < 0.0) {
         return Err(RandomError::new("p", "Probabilities are not non-negative"));
     }
-    if (sum - 1.0).abs() > f64::EPSILON.sqrt() {
-        return Err(RandomError::new("p", "Probabilities do not sum to 1"));
+    if (sum - 1.0).abs() > atol {
+        return Err(RandomError::new(
+            "p",
+            format!("Probabilities do not sum to 1 (their sum is {sum})"),
+        ));
     }
     Ok(())
 }

@@ -28,7 +28,8 @@ impl Generator {
 
     /// `lognormal(mean, sigma)`: `exp(normal(mean, sigma))`.
     pub fn lognormal(&mut self, mean: f64, sigma: f64) -> Result<f64> {
-        Ok(self.normal(mean, sigma)?.exp())
+        non_negative("sigma", sigma)?;
+        Ok((mean + sigma * self.standard_normal()).exp())
     }
 
     /// Half-normal as SciPy's `halfnorm.rvs` and PyTensor draw it: `loc + scale * |z|`.
@@ -117,19 +118,19 @@ impl Generator {
         if left > mode {
             return Err(RandomError::new(
                 "left",
-                format!("expected left <= mode, got {left} > {mode}"),
+                format!("left > mode (expected left <= mode, got {left} > {mode})"),
             ));
         }
         if mode > right {
             return Err(RandomError::new(
                 "mode",
-                format!("expected mode <= right, got {mode} > {right}"),
+                format!("mode > right (expected mode <= right, got {mode} > {right})"),
             ));
         }
         if left == right {
             return Err(RandomError::new(
                 "left",
-                format!("expected left < right, got {left} == {right}"),
+                format!("left == right (expected left < right, got {left} == {right})"),
             ));
         }
         let base = right - left;

@@ -3,7 +3,7 @@
 //! (inversion, or Kachitvichyanukul & Schmeiser's BTPE), negative binomial (gamma-Poisson
 //! mixture) and hypergeometric (urn simulation, or Stadlober's HRUA ratio of uniforms).
 
-use crate::error::{RandomError, Result, non_negative, positive, probability};
+use crate::error::{RandomError, Result, positive, probability};
 use crate::generator::Generator;
 use crate::special::{logfactorial, loggam};
 
@@ -25,7 +25,9 @@ impl Generator {
         if !(p > 0.0 && p <= 1.0) {
             return Err(RandomError::new(
                 "p",
-                format!("expected a probability in (0, 1], got {p}"),
+                format!(
+                    "p <= 0, p > 1 or p contains NaNs (expected a probability in (0, 1], got {p})"
+                ),
             ));
         }
         if p >= 1.0 / 3.0 {
@@ -99,11 +101,16 @@ impl Generator {
 
     /// `poisson(lam)`.
     pub fn poisson(&mut self, lam: f64) -> Result<i64> {
-        non_negative("lam", lam)?;
+        if lam.is_nan() || lam < 0.0 {
+            return Err(RandomError::new(
+                "lam",
+                format!("lam < 0 or lam is NaN (expected a number >= 0, got {lam})"),
+            ));
+        }
         if lam > POISSON_LAM_MAX {
             return Err(RandomError::new(
                 "lam",
-                format!("expected lam <= {POISSON_LAM_MAX}, got {lam}"),
+                format!("lam value too large (expected lam <= {POISSON_LAM_MAX}, got {lam})"),
             ));
         }
         Ok(self.poisson_unchecked(lam))
@@ -259,7 +266,10 @@ impl Generator {
     /// `binomial(n, p)`.
     pub fn binomial(&mut self, n: i64, p: f64) -> Result<i64> {
         if n < 0 {
-            return Err(RandomError::new("n", format!("expected n >= 0, got {n}")));
+            return Err(RandomError::new(
+                "n",
+                format!("n < 0 (expected n >= 0, got {n})"),
+            ));
         }
         probability("p", p)?;
         Ok(self.binomial_unchecked(n, p))
@@ -272,7 +282,9 @@ impl Generator {
         if !(p > 0.0 && p <= 1.0) {
             return Err(RandomError::new(
                 "p",
-                format!("expected a probability in (0, 1], got {p}"),
+                format!(
+                    "p <= 0, p > 1 or p contains NaNs (expected a probability in (0, 1], got {p})"
+                ),
             ));
         }
         let y = self.standard_gamma_unchecked(n) * ((1.0 - p) / p);
@@ -368,20 +380,26 @@ impl Generator {
         if !(0..LIMIT).contains(&ngood) {
             return Err(RandomError::new(
                 "ngood",
-                format!("expected 0 <= ngood < 10**9, got {ngood}"),
+                format!("ngood < 0 or ngood >= 10**9 (expected 0 <= ngood < 10**9, got {ngood})"),
             ));
         }
         if !(0..LIMIT).contains(&nbad) {
             return Err(RandomError::new(
                 "nbad",
-                format!("expected 0 <= nbad < 10**9, got {nbad}"),
+                format!("nbad < 0 or nbad >= 10**9 (expected 0 <= nbad < 10**9, got {nbad})"),
             ));
         }
-        if nsample < 0 || nsample > ngood + nbad {
+        if nsample < 0 {
+            return Err(RandomError::new(
+                "nsample",
+                format!("nsample < 0 (expected nsample >= 0, got {nsample})"),
+            ));
+        }
+        if nsample > ngood + nbad {
             return Err(RandomError::new(
                 "nsample",
                 format!(
-                    "expected 0 <= nsample <= ngood + nbad = {}, got {nsample}",
+                    "ngood + nbad < nsample (expected nsample <= ngood + nbad = {}, got {nsample})",
                     ngood + nbad
                 ),
             ));

@@ -1,7 +1,9 @@
 //! The error type of this crate: a parameter outside the domain a distribution accepts.
 //!
 //! The checks are NumPy's, with one deliberate difference: a NaN parameter is an error here,
-//! where NumPy lets NaN through most checks and returns NaN draws.
+//! where NumPy lets NaN through most checks and returns NaN draws. Each message starts with
+//! the text of NumPy's `ValueError` for the same argument (`scale < 0`, `p < 0, p > 1 or p is
+//! NaN`, ...), then says what was expected and what was given.
 
 use std::fmt;
 
@@ -44,7 +46,7 @@ pub(crate) fn non_negative(argument: &'static str, value: f64) -> Result<()> {
     } else {
         Err(RandomError::new(
             argument,
-            format!("expected a number >= 0, got {value}"),
+            format!("{argument} < 0 (expected a number >= 0, got {value})"),
         ))
     }
 }
@@ -56,7 +58,7 @@ pub(crate) fn positive(argument: &'static str, value: f64) -> Result<()> {
     } else {
         Err(RandomError::new(
             argument,
-            format!("expected a number > 0, got {value}"),
+            format!("{argument} <= 0 (expected a number > 0, got {value})"),
         ))
     }
 }
@@ -68,7 +70,9 @@ pub(crate) fn probability(argument: &'static str, value: f64) -> Result<()> {
     } else {
         Err(RandomError::new(
             argument,
-            format!("expected a probability in [0, 1], got {value}"),
+            format!(
+                "{argument} < 0, {argument} > 1 or {argument} is NaN (expected a probability in [0, 1], got {value})"
+            ),
         ))
     }
 }
@@ -80,7 +84,9 @@ pub(crate) fn finite(argument: &'static str, value: f64) -> Result<()> {
     } else {
         Err(RandomError::new(
             argument,
-            format!("expected a finite number, got {value}"),
+            format!(
+                "{argument} range exceeds valid bounds (expected a finite number, got {value})"
+            ),
         ))
     }
 }

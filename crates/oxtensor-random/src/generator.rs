@@ -49,6 +49,7 @@ impl Generator {
     }
 
     /// `random()`: a double uniform on `[0, 1)`.
+    #[inline]
     pub fn random(&mut self) -> f64 {
         self.bitgen.next_f64()
     }
@@ -59,6 +60,7 @@ impl Generator {
     }
 
     /// `standard_normal()`: ziggurat draw of N(0, 1).
+    #[inline]
     pub fn standard_normal(&mut self) -> f64 {
         ziggurat::standard_normal(&mut self.bitgen)
     }
@@ -69,6 +71,7 @@ impl Generator {
     }
 
     /// `standard_exponential()` (method "zig"): Exp(1).
+    #[inline]
     pub fn standard_exponential(&mut self) -> f64 {
         ziggurat::standard_exponential(&mut self.bitgen)
     }
@@ -76,5 +79,36 @@ impl Generator {
     /// `standard_exponential(dtype=float32)` (method "zig").
     pub fn standard_exponential_f32(&mut self) -> f32 {
         ziggurat::standard_exponential_f32(&mut self.bitgen)
+    }
+
+    /// Fills `out` with `low + range * random()`, NumPy's `uniform(low, low + range)` draws
+    /// in order (the caller checks the range). The loop works on a local copy of the bit
+    /// generator, so its state stays in registers.
+    pub fn fill_uniform(&mut self, low: f64, range: f64, out: &mut [f64]) {
+        let mut bitgen = self.bitgen.clone();
+        for o in out.iter_mut() {
+            *o = low + range * bitgen.next_f64();
+        }
+        self.bitgen = bitgen;
+    }
+
+    /// Fills `out` with `loc + scale * standard_normal()`, NumPy's `normal(loc, scale)` draws
+    /// in order (the caller checks `scale`).
+    pub fn fill_normal(&mut self, loc: f64, scale: f64, out: &mut [f64]) {
+        let mut bitgen = self.bitgen.clone();
+        for o in out.iter_mut() {
+            *o = loc + scale * ziggurat::standard_normal(&mut bitgen);
+        }
+        self.bitgen = bitgen;
+    }
+
+    /// Fills `out` with `scale * standard_exponential()`, NumPy's `exponential(scale)` draws
+    /// in order (the caller checks `scale`).
+    pub fn fill_exponential(&mut self, scale: f64, out: &mut [f64]) {
+        let mut bitgen = self.bitgen.clone();
+        for o in out.iter_mut() {
+            *o = scale * ziggurat::standard_exponential(&mut bitgen);
+        }
+        self.bitgen = bitgen;
     }
 }

@@ -73,6 +73,7 @@ pub mod special;
 mod ziggurat;
 
 pub use bounded::BoundedMethod;
+pub use choice::check_probabilities;
 pub use discrete::POISSON_LAM_MAX;
 pub use error::{RandomError, Result};
 pub use generator::{Generator, default_rng};

@@ -10,7 +10,10 @@ impl Generator {
     /// last category takes whatever is left, so `pvals[-1]` is not read (as in NumPy).
     pub fn multinomial(&mut self, n: i64, pvals: &[f64]) -> Result<Vec<i64>> {
         if n < 0 {
-            return Err(RandomError::new("n", format!("expected n >= 0, got {n}")));
+            return Err(RandomError::new(
+                "n",
+                format!("n < 0 (expected n >= 0, got {n})"),
+            ));
         }
         if pvals.is_empty() {
             return Err(RandomError::new("pvals", "expected at least one category"));
@@ -18,14 +21,16 @@ impl Generator {
         if let Some(bad) = pvals.iter().find(|p| !(0.0..=1.0).contains(*p)) {
             return Err(RandomError::new(
                 "pvals",
-                format!("expected probabilities in [0, 1], got {bad}"),
+                format!(
+                    "pvals < 0, pvals > 1 or pvals contains NaNs (expected probabilities in [0, 1], got {bad})"
+                ),
             ));
         }
         let head: f64 = pvals[..pvals.len() - 1].iter().sum();
         if head > 1.0 + 1e-12 {
             return Err(RandomError::new(
                 "pvals",
-                format!("expected sum(pvals[:-1]) <= 1, got {head}"),
+                format!("sum(pvals[:-1]) > 1.0 (expected at most 1, got {head})"),
             ));
         }
         let d = pvals.len();
@@ -51,7 +56,7 @@ impl Generator {
         if let Some(bad) = alpha.iter().find(|a| a.is_nan() || **a <= 0.0) {
             return Err(RandomError::new(
                 "alpha",
-                format!("expected every alpha > 0, got {bad}"),
+                format!("alpha <= 0 (expected every alpha > 0, got {bad})"),
             ));
         }
         let k = alpha.len();

@@ -88,6 +88,7 @@ impl Pcg64 {
         }
     }
 
+    #[inline]
     fn step(&mut self) {
         self.state = self
             .state
@@ -96,6 +97,7 @@ impl Pcg64 {
     }
 
     /// The next 64 random bits: step the LCG, then XSL-RR of the new state.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.step();
         let s = self.state;
@@ -117,6 +119,7 @@ impl Pcg64 {
     }
 
     /// A double in `[0, 1)` from the top 53 bits of one 64-bit word (NumPy's `next_double`).
+    #[inline]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
     }

@@ -66,7 +66,17 @@ fn with_ctx(
 
 fn describe_node(node: &Node) -> String {
     let names: Vec<String> = node.inputs().iter().map(|v| format!("{v:?}")).collect();
-    format!("inputs ({}), created at {}", names.join(", "), node.site())
+    let named: Vec<String> = node
+        .output_names()
+        .iter()
+        .map(|n| format!("'{n}' from "))
+        .collect();
+    format!(
+        "{}inputs ({}), created at {}",
+        named.concat(),
+        names.join(", "),
+        node.site()
+    )
 }
 
 impl Executable for InterpExecutable {

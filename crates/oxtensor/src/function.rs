@@ -178,10 +178,17 @@ impl FunctionBuilder {
             all_outputs = clone_replace(&all_outputs, &map)?;
         }
         self.check_unused(&all_outputs)?;
-        let graph = FunctionGraph::new(self.inputs.clone(), all_outputs)?
+        let graph = FunctionGraph::new(self.inputs.clone(), all_outputs.clone())?
             .with_consumed(targets.iter().cloned());
         let started = Instant::now();
         let (graph, _report) = self.mode.rewrite(&graph)?;
+        // Rewrites rebuild nodes without their names: an output's replacement takes the
+        // output's name, so run-time errors still name the variable the user named.
+        for (before, after) in all_outputs.iter().zip(graph.outputs()) {
+            if let (Some(name), None, Some(_)) = (before.name(), after.name(), after.owner()) {
+                after.set_name(&name);
+            }
+        }
         let rewritten = Instant::now();
         let backend = self.mode.backend();
         let exec = backend.compile(&graph)?;

@@ -54,39 +54,67 @@ const NOR_INV_R: f64 = 0.273_661_237_329_758_3;
 /// Where the exponential ziggurat's tail begins.
 const EXP_R: f64 = 7.697_117_470_131_05;
 
-/// A standard normal double (NumPy's `random_standard_normal`).
+/// One layer draw of the normal ziggurat from word `r`: the layer, the 52-bit magnitude
+/// and the signed candidate `x`.
+#[inline(always)]
+fn normal_layer(r: u64) -> (usize, u64, f64) {
+    let idx = (r & 0xff) as usize;
+    let r = r >> 8;
+    let rabs = (r >> 1) & 0x000f_ffff_ffff_ffff;
+    let x = rabs as f64 * W_NOR_F64[idx];
+    (idx, rabs, if r & 1 == 1 { -x } else { x })
+}
+
+/// A standard normal double (NumPy's `random_standard_normal`). The common case (about 99%
+/// of draws: one word, one table lookup and compare) is inline, so a bulk loop over it keeps
+/// the generator in registers; the base strip's tail and the wedges are in [`normal_edge`].
+#[inline]
 pub fn standard_normal(g: &mut Pcg64) -> f64 {
+    let (idx, rabs, x) = normal_layer(g.next_u64());
+    if rabs < K_NOR_F64[idx] {
+        return x;
+    }
+    normal_slow(g, idx, rabs, x)
+}
+
+/// The rest of [`standard_normal`] after a candidate outside its layer's rectangle: the edge
+/// test of that candidate, then, if it is rejected, whole draws until one is accepted (the
+/// same words in the same order as NumPy's loop).
+#[cold]
+#[inline(never)]
+fn normal_slow(g: &mut Pcg64, idx: usize, rabs: u64, x: f64) -> f64 {
+    if let Some(v) = normal_edge(g, idx, rabs, x) {
+        return v;
+    }
     loop {
-        let r = g.next_u64();
-        let idx = (r & 0xff) as usize;
-        let r = r >> 8;
-        let negative = r & 1 == 1;
-        let rabs = (r >> 1) & 0x000f_ffff_ffff_ffff;
-        let mut x = rabs as f64 * W_NOR_F64[idx];
-        if negative {
-            x = -x;
-        }
+        let (idx, rabs, x) = normal_layer(g.next_u64());
         if rabs < K_NOR_F64[idx] {
             return x;
         }
-        if idx == 0 {
-            loop {
-                let xx = -NOR_INV_R * (-g.next_f64()).ln_1p();
-                let yy = -(-g.next_f64()).ln_1p();
-                if yy + yy > xx * xx {
-                    return if (rabs >> 8) & 1 == 1 {
-                        -(NOR_R + xx)
-                    } else {
-                        NOR_R + xx
-                    };
-                }
-            }
-        }
-        let u = g.next_f64();
-        if (F_NOR_F64[idx - 1] - F_NOR_F64[idx]) * u + F_NOR_F64[idx] < (-0.5 * x * x).exp() {
-            return x;
+        if let Some(v) = normal_edge(g, idx, rabs, x) {
+            return v;
         }
     }
+}
+
+/// The tail draw (layer 0, always accepted) or the wedge test of candidate `x` of layer `idx`
+/// (`None`: rejected).
+fn normal_edge(g: &mut Pcg64, idx: usize, rabs: u64, x: f64) -> Option<f64> {
+    if idx == 0 {
+        loop {
+            let xx = -NOR_INV_R * (-g.next_f64()).ln_1p();
+            let yy = -(-g.next_f64()).ln_1p();
+            if yy + yy > xx * xx {
+                return Some(if (rabs >> 8) & 1 == 1 {
+                    -(NOR_R + xx)
+                } else {
+                    NOR_R + xx
+                });
+            }
+        }
+    }
+    let u = g.next_f64();
+    ((F_NOR_F64[idx - 1] - F_NOR_F64[idx]) * u + F_NOR_F64[idx] < (-0.5 * x * x).exp()).then_some(x)
 }
 
 /// A standard normal float (NumPy's `random_standard_normal_f`); note the wedge test evaluates
@@ -126,24 +154,52 @@ pub fn standard_normal_f32(g: &mut Pcg64) -> f32 {
     }
 }
 
-/// A standard exponential double (NumPy's `random_standard_exponential`, method "zig").
+/// One layer draw of the exponential ziggurat from word `r`: the layer, the magnitude and
+/// the candidate `x`.
+#[inline(always)]
+fn exp_layer(r: u64) -> (usize, u64, f64) {
+    let ri = r >> 3;
+    let idx = (ri & 0xff) as usize;
+    let ri = ri >> 8;
+    (idx, ri, ri as f64 * W_EXP_F64[idx])
+}
+
+/// A standard exponential double (NumPy's `random_standard_exponential`, method "zig"); the
+/// common case inline, as [`standard_normal`].
+#[inline]
 pub fn standard_exponential(g: &mut Pcg64) -> f64 {
+    let (idx, ri, x) = exp_layer(g.next_u64());
+    if ri < K_EXP_F64[idx] {
+        return x;
+    }
+    exp_slow(g, idx, x)
+}
+
+/// The rest of [`standard_exponential`] after a candidate outside its layer's rectangle.
+#[cold]
+#[inline(never)]
+fn exp_slow(g: &mut Pcg64, idx: usize, x: f64) -> f64 {
+    if let Some(v) = exp_edge(g, idx, x) {
+        return v;
+    }
     loop {
-        let ri = g.next_u64() >> 3;
-        let idx = (ri & 0xff) as usize;
-        let ri = ri >> 8;
-        let x = ri as f64 * W_EXP_F64[idx];
+        let (idx, ri, x) = exp_layer(g.next_u64());
         if ri < K_EXP_F64[idx] {
             return x;
         }
-        if idx == 0 {
-            return EXP_R - (-g.next_f64()).ln_1p();
-        }
-        let u = g.next_f64();
-        if (F_EXP_F64[idx - 1] - F_EXP_F64[idx]) * u + F_EXP_F64[idx] < (-x).exp() {
-            return x;
+        if let Some(v) = exp_edge(g, idx, x) {
+            return v;
         }
     }
+}
+
+/// The tail draw (layer 0) or the wedge test of candidate `x` (`None`: rejected).
+fn exp_edge(g: &mut Pcg64, idx: usize, x: f64) -> Option<f64> {
+    if idx == 0 {
+        return Some(EXP_R - (-g.next_f64()).ln_1p());
+    }
+    let u = g.next_f64();
+    ((F_EXP_F64[idx - 1] - F_EXP_F64[idx]) * u + F_EXP_F64[idx] < (-x).exp()).then_some(x)
 }
 
 /// A standard exponential float (NumPy's `random_standard_exponential_f`).

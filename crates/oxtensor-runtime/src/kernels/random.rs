@@ -150,17 +150,65 @@ fn non_negative(argument: &'static str, value: f64) -> Result<f64, RandomError> 
     } else {
         Err(RandomError::new(
             argument,
-            format!("expected a number >= 0, got {value}"),
+            format!("{argument} < 0 (expected a number >= 0, got {value})"),
         ))
     }
 }
 
+/// `value` when it is `> 0` (not NaN), else the error for `argument` in NumPy's words.
+fn positive(argument: &'static str, value: f64) -> Result<f64, RandomError> {
+    if value > 0.0 {
+        Ok(value)
+    } else {
+        Err(RandomError::new(
+            argument,
+            format!("{argument} <= 0 (expected a number > 0, got {value})"),
+        ))
+    }
+}
+
+/// A parameter error as the kernel's error: the distribution, the argument, NumPy's message
+/// and what was expected (the interpreter adds the variable's name and creation site).
 fn bad(dist: Distribution, e: RandomError) -> KernelError {
     KernelError::Value(format!("{}: {e}", dist.name()))
 }
 
+/// Which parameters are `float32`. SciPy (which PyTensor's `pareto`, `truncexpon` and
+/// `gengamma` call) computes `-1 / b`, `expm1(-b)`, `alpha / p` and `1 / p` in the parameters'
+/// dtype (NumPy 2's promotion: a Python float with a `float32` array stays `float32`), so
+/// these kernels round those intermediates the same way to draw the same values.
+#[derive(Copy, Clone, Default)]
+struct Narrow {
+    f32: [bool; 3],
+}
+
+impl Narrow {
+    /// The dtypes of `params`.
+    fn of(params: &[&Tensor]) -> Narrow {
+        let mut n = Narrow::default();
+        for (k, p) in params.iter().take(3).enumerate() {
+            n.f32[k] = p.dtype() == DType::F32;
+        }
+        n
+    }
+
+    /// `a / b` computed in `float32` when every parameter of `which` is `float32`.
+    fn div(self, which: &[usize], a: f64, b: f64) -> f64 {
+        if which.iter().all(|&k| self.f32[k]) {
+            f64::from(a as f32 / b as f32)
+        } else {
+            a / b
+        }
+    }
+}
+
 /// One scalar draw of a continuous distribution from parameters `p`.
-fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, RandomError> {
+fn draw_float(
+    g: &mut Generator,
+    dist: Distribution,
+    p: &[f64],
+    narrow: Narrow,
+) -> Result<f64, RandomError> {
     use Distribution as D;
     use std::f64::consts::PI;
     Ok(match dist {
@@ -184,7 +232,32 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         D::Triangular => g.triangular(p[0], p[1], p[2])?,
         D::VonMises => g.vonmises(p[0], p[1])?,
         // PyTensor: 1 / rng.gamma(alpha, 1 / beta).
-        D::InvGamma => 1.0 / g.gamma(p[0], 1.0 / p[1])?,
+        D::InvGamma => 1.0 / g.gamma(positive("alpha", p[0])?, 1.0 / positive("beta", p[1])?)?,
+        D::Pareto => {
+            let (b, scale) = (positive("b", p[0])?, positive("scale", p[1])?);
+            (1.0 - g.random()).powf(narrow.div(&[0], -1.0, b)) * scale
+        }
+        D::TruncExpon => {
+            let (b, scale) = (positive("b", p[0])?, positive("scale", p[2])?);
+            let tail = if narrow.f32[0] {
+                f64::from((-(b as f32)).exp_m1())
+            } else {
+                (-b).exp_m1()
+            };
+            -(g.random() * tail).ln_1p() * scale + p[1]
+        }
+        D::GenGamma => {
+            let (alpha, c) = (p[0], p[1]);
+            if c == 0.0 || c.is_nan() {
+                return Err(RandomError::new(
+                    "p",
+                    format!("p == 0 (expected a nonzero number, got {c})"),
+                ));
+            }
+            let shape = positive("alpha / p", narrow.div(&[0, 1], alpha, c))?;
+            let lambd = positive("lambd", p[2])?;
+            g.gamma(shape, 1.0)?.powf(narrow.div(&[1], 1.0, c)) * lambd
+        }
         D::Integers
         | D::Bernoulli
         | D::Binomial
@@ -198,7 +271,10 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
         | D::MvNormal
         | D::Permutation
         | D::ChoiceWithoutReplacement
-        | D::ChoiceWithoutReplacementP => {
+        | D::ChoiceWithoutReplacementP
+        | D::BetaBinom
+        | D::MvNormalSvd
+        | D::MvNormalEigh => {
             return Err(RandomError::new(
                 "dtype",
                 format!("{} is not a scalar continuous distribution", dist.name()),
@@ -208,36 +284,33 @@ fn draw_float(g: &mut Generator, dist: Distribution, p: &[f64]) -> Result<f64, R
 }
 
 /// Fills `out` with draws of a continuous distribution whose parameters `p` are the same for
-/// every element: the hot distributions check their parameters once and run a tight loop
-/// (the same arithmetic as the generator's methods); the others draw one by one.
+/// every element: the hot distributions check their parameters once and run the generator's
+/// bulk loops (the same arithmetic as its methods, with the state in registers); the others
+/// draw one by one.
 fn fill_repeated(
     g: &mut Generator,
     dist: Distribution,
     p: &[f64],
+    narrow: Narrow,
     out: &mut [f64],
 ) -> Result<(), RandomError> {
     match dist {
         Distribution::Normal => {
-            let (loc, scale) = (p[0], non_negative("scale", p[1])?);
-            out.iter_mut()
-                .for_each(|o| *o = loc + scale * g.standard_normal());
+            g.fill_normal(p[0], non_negative("scale", p[1])?, out);
         }
         Distribution::Uniform => {
             // Validated by one call (the finite range check), then NumPy's `low + range * u`.
-            let (low, range) = (p[0], p[1] - p[0]);
             if let Some((first, rest)) = out.split_first_mut() {
                 *first = g.uniform(p[0], p[1])?;
-                rest.iter_mut().for_each(|o| *o = low + range * g.random());
+                g.fill_uniform(p[0], p[1] - p[0], rest);
             }
         }
         Distribution::Exponential => {
-            let scale = non_negative("scale", p[0])?;
-            out.iter_mut()
-                .for_each(|o| *o = scale * g.standard_exponential());
+            g.fill_exponential(non_negative("scale", p[0])?, out);
         }
         _ => {
             for o in out.iter_mut() {
-                *o = draw_float(g, dist, p)?;
+                *o = draw_float(g, dist, p, narrow)?;
             }
         }
     }
@@ -268,6 +341,26 @@ fn draw_int(
     }
 }
 
+/// Categorical draws, one per batch element: `p` must hold probabilities summing to 1 (NumPy's
+/// `choice` checks and messages, with `sqrt(eps)` of `p`'s dtype as the tolerance).
+fn categoricals(
+    g: &mut Generator,
+    p: &Column<f64>,
+    dtype: DType,
+    count: usize,
+) -> Result<Vec<i64>, RandomError> {
+    let atol = if dtype == DType::F32 {
+        f64::from(f32::EPSILON).sqrt()
+    } else {
+        f64::EPSILON.sqrt()
+    };
+    let rows = if p.repeated { 1 } else { count };
+    for i in 0..rows {
+        oxtensor_random::check_probabilities(p.at(i), atol)?;
+    }
+    Ok((0..count).map(|i| categorical(g, p.at(i))).collect())
+}
+
 /// `cumsum(p)` searched for `u` (NumPy's `searchsorted(side='left')`): the first index whose
 /// cumulative probability reaches `u`.
 fn categorical(g: &mut Generator, p: &[f64]) -> i64 {
@@ -280,6 +373,32 @@ fn categorical(g: &mut Generator, p: &[f64]) -> i64 {
         }
     }
     p.len() as i64
+}
+
+/// `beta(a, b)` for every batch element, then `binomial(n, p)` for each (SciPy's
+/// `betabinom.rvs` as PyTensor calls it), after checking every parameter.
+fn betabinom(
+    g: &mut Generator,
+    n: &Column<i64>,
+    a: &Column<f64>,
+    b: &Column<f64>,
+    count: usize,
+) -> Result<Vec<i64>, RandomError> {
+    for i in 0..count {
+        let k = n.at(i)[0];
+        if k < 0 {
+            return Err(RandomError::new(
+                "n",
+                format!("n < 0 (expected n >= 0, got {k})"),
+            ));
+        }
+        positive("a", a.at(i)[0])?;
+        positive("b", b.at(i)[0])?;
+    }
+    let p: Vec<f64> = (0..count)
+        .map(|i| g.beta(a.at(i)[0], b.at(i)[0]))
+        .collect::<Result<_, _>>()?;
+    (0..count).map(|i| g.binomial(n.at(i)[0], p[i])).collect()
 }
 
 /// The lower Cholesky factor of the `n`x`n` row-major `a`, or `None` when `a` is not
@@ -303,10 +422,55 @@ fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
     Some(l)
 }
 
-/// PyTensor's `multivariate_normal` (method `cholesky`): every standard normal first
-/// (`rng.normal(size=(*batch, n))`), then `cholesky(cov) @ z + mean` per batch element.
+/// The factor `A` (row-major `n`x`n`, `A @ A.T == cov`) `multivariate_normal` draws with:
+/// `cholesky(cov)` (an error naming `cov` when it is not positive definite, NumPy's
+/// `LinAlgError`), `u * sqrt(s)` of `svd(cov)` or `v * sqrt(w)` of `eigh(cov)` (lower
+/// triangle), the last two from the same `oxtensor-linalg` decompositions as `pt.linalg`.
+fn mv_factor(dist: Distribution, cov: &[f64], n: usize) -> Result<Vec<f64>, KernelError> {
+    let decomposed = |outs: Vec<Tensor>, u: usize, s: usize| -> Vec<f64> {
+        let (u, s) = (outs[u].to_vec_as::<f64>(), outs[s].to_vec_as::<f64>());
+        (0..n * n).map(|k| u[k] * s[k % n].sqrt()).collect()
+    };
+    let linalg = |e: oxtensor_linalg::LinalgError| {
+        KernelError::Value(format!("{}: invalid `cov`: {e}", dist.name()))
+    };
+    match dist {
+        Distribution::MvNormalSvd => {
+            let c = Tensor::from_slice(cov, &[n, n])?;
+            let params = oxtensor_linalg::SvdParams {
+                full_matrices: false,
+                compute_uv: true,
+            };
+            Ok(decomposed(
+                oxtensor_linalg::svd(&[&c], &params).map_err(linalg)?,
+                0,
+                1,
+            ))
+        }
+        Distribution::MvNormalEigh => {
+            let c = Tensor::from_slice(cov, &[n, n])?;
+            Ok(decomposed(
+                oxtensor_linalg::eigh(&[&c], true).map_err(linalg)?,
+                1,
+                0,
+            ))
+        }
+        _ => cholesky(cov, n).ok_or_else(|| {
+            KernelError::Value(format!(
+                "{}: invalid `cov`: Matrix is not positive definite (NumPy's LinAlgError; \
+                 expected a symmetric positive definite covariance)",
+                dist.name()
+            ))
+        }),
+    }
+}
+
+/// PyTensor's `multivariate_normal`: every standard normal first
+/// (`rng.normal(size=(*batch, n))`), then `A @ z + mean` per batch element with the factor
+/// [`mv_factor`] computes for the method `dist` stands for.
 fn mv_normal(
     g: &mut Generator,
+    dist: Distribution,
     mean: &Column<f64>,
     cov: &Column<f64>,
     count: usize,
@@ -316,23 +480,20 @@ fn mv_normal(
     let z: Vec<f64> = (0..count * n).map(|_| g.standard_normal()).collect();
     let mut out = vec![0.0; count * n];
     let mut factor: Option<(usize, Vec<f64>)> = None;
+    // A Cholesky factor is lower triangular: row i reads only its first i + 1 entries.
+    let lower = dist == Distribution::MvNormal;
     for b in 0..count {
         let key = if cov.repeated { 0 } else { b };
         if factor.as_ref().is_none_or(|(k, _)| *k != key) {
-            let l = cholesky(cov.at(b), n).ok_or_else(|| {
-                KernelError::Value(
-                    "multivariate_normal: cov is not positive definite (Matrix is not positive definite)"
-                        .into(),
-                )
-            })?;
-            factor = Some((key, l));
+            factor = Some((key, mv_factor(dist, cov.at(b), n)?));
         }
-        let Some((_, l)) = factor.as_ref() else {
+        let Some((_, a)) = factor.as_ref() else {
             continue;
         };
         let (zb, mb) = (&z[b * n..(b + 1) * n], mean.at(b));
         for i in 0..n {
-            let acc: f64 = (0..=i).map(|j| l[i * n + j] * zb[j]).sum();
+            let width = if lower { i + 1 } else { n };
+            let acc: f64 = (0..width).map(|j| a[i * n + j] * zb[j]).sum();
             out[b * n + i] = acc + mb[i];
         }
     }
@@ -505,7 +666,7 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                 Tensor::from_slice(&out_i, &shape)?
             }
         }
-        Distribution::MvNormal => {
+        _ if dist.is_mv_normal() => {
             let n = floats[0].core;
             if floats[1].core != n * n {
                 return Err(KernelError::Shape(format!(
@@ -514,12 +675,16 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                 )));
             }
             shape.push(n);
-            mv_normal(&mut g, &floats[0], &floats[1], count, n, &shape)?
+            mv_normal(&mut g, dist, &floats[0], &floats[1], count, n, &shape)?
         }
         Distribution::Categorical => {
-            let out: Vec<i64> = (0..count)
-                .map(|i| categorical(&mut g, floats[0].at(i)))
-                .collect();
+            let out = categoricals(&mut g, &floats[0], params[0].dtype(), count)
+                .map_err(|e| bad(dist, e))?;
+            Tensor::from_slice(&out, &shape)?
+        }
+        Distribution::BetaBinom => {
+            let out = betabinom(&mut g, &ints[0], &floats[1], &floats[2], count)
+                .map_err(|e| bad(dist, e))?;
             Tensor::from_slice(&out, &shape)?
         }
         _ if dist.is_discrete() => {
@@ -538,18 +703,19 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             Tensor::from_slice(&out, &shape)?
         }
         _ => {
+            let narrow = Narrow::of(params);
             let mut result = Ok(());
             let t = Tensor::build::<f64>(&shape, |out| {
                 result = if floats.iter().all(|c| c.repeated) {
                     let p: Vec<f64> = floats.iter().map(|c| c.values[0]).collect();
-                    fill_repeated(&mut g, dist, &p, out)
+                    fill_repeated(&mut g, dist, &p, narrow, out)
                 } else {
                     let mut pf = [0.0; 3];
                     out.iter_mut().enumerate().try_for_each(|(i, o)| {
                         for (k, c) in floats.iter().enumerate() {
                             pf[k] = c.at(i)[0];
                         }
-                        *o = draw_float(&mut g, dist, &pf)?;
+                        *o = draw_float(&mut g, dist, &pf, narrow)?;
                         Ok(())
                     })
                 };

@@ -107,7 +107,7 @@ def function(
     if not no_default_updates:
         update_pairs += _default_updates(out_vars, update_pairs)
     mode_obj = get_mode(mode)
-    return _core.compile(
+    fn = _core.compile(
         in_vars,
         out_vars,
         single,
@@ -122,6 +122,13 @@ def function(
         names,
         bool(profile),
     )
+    from oxtensor.tensor.random.variable import _GeneratorFunction, _is_generator_value
+
+    in_gen = [_is_generator_value(v) and not getattr(v, "_is_shared", False) for v in in_vars]
+    out_gen = [_is_generator_value(v) for v in out_vars]
+    if any(in_gen) or any(out_gen):
+        return _GeneratorFunction(fn, in_gen, out_gen, single)
+    return fn
 
 
 def _default_updates(out_vars, explicit):

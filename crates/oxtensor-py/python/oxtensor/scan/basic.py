@@ -56,6 +56,22 @@ def _split_result(result):
     return rest, updates, cond
 
 
+def _with_default_updates(outs, updates, cond):
+    """``fn``'s updates plus the ``default_update`` of every shared variable the step reads
+    without an explicit update (a ``RandomStream`` generator drawn from inside ``fn``), as
+    PyTensor's scan collects them: each becomes a loop state, so every step draws from the
+    generator the previous step left, and the final generator is among the returned updates."""
+    updates = dict(updates)
+    roots = list(outs) + list(updates.values()) + ([cond] if cond is not None else [])
+    while True:
+        new = [(k, v) for k, v in _core.default_updates(roots) if k not in updates]
+        if not new:
+            return updates
+        for k, v in new:
+            updates[k] = v
+            roots.append(v)
+
+
 def scan(
     fn,
     sequences=None,
@@ -129,6 +145,7 @@ def scan(
     args.extend(non_seqs)
     outs, updates, cond = _split_result(fn(*args))
     outs = [_tensor(o) for o in outs]
+    updates = _with_default_updates(outs, updates, cond)
     if infos is None:
         infos = [None] * len(outs)
     if len(outs) != len(infos):

@@ -9,6 +9,6 @@ generator with ``updates`` (or its ``default_update``) to advance it on each cal
 from oxtensor.tensor.random.basic import *  # noqa: F401,F403
 from oxtensor.tensor.random.basic import __all__ as _basic_all
 from oxtensor.tensor.random.utils import RandomStream
-from oxtensor.tensor.random.variable import RandomGeneratorSharedVariable, shared_rng
+from oxtensor.tensor.random.variable import RandomGeneratorSharedVariable, rng, shared_rng
 
-__all__ = list(_basic_all) + ["RandomStream", "RandomGeneratorSharedVariable", "shared_rng"]
+__all__ = list(_basic_all) + ["RandomStream", "RandomGeneratorSharedVariable", "rng", "shared_rng"]

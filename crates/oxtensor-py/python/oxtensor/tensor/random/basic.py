@@ -67,6 +67,7 @@ _DISCRETE = {
     "hypergeometric",
     "multinomial",
     "categorical",
+    "betabinom",
 }
 
 
@@ -262,17 +263,10 @@ def invgamma(shape, scale, size=None, **kwargs):
     return _rv("invgamma")(shape, scale, size=size, **kwargs)
 
 
-def pareto(b, scale=1.0, size=None, rng=None, dtype=None, name=None, return_next_rng=False):
+def pareto(b, scale=1.0, size=None, **kwargs):
     """Pareto of shape ``b`` and ``scale``: SciPy's inverse-CDF sampling,
-    ``scale * (1 - u) ** (-1 / b)``, as PyTensor."""
-    next_rng, u = uniform(0.0, 1.0, size=size, rng=rng, dtype="float64", return_next_rng=True)
-    b, scale = _params([b, scale])
-    out = (((1.0 - u) ** (-1.0 / b)) * scale).astype(
-        config.floatX if dtype is None or dtype == "floatX" else dtype
-    )
-    if name is not None:
-        out.name = name
-    return (next_rng, out) if return_next_rng else out
+    ``scale * (1 - u) ** (-1 / b)`` of one uniform, as PyTensor."""
+    return _rv("pareto")(b, scale, size=size, **kwargs)
 
 
 def permutation(x, size=None, rng=None, return_next_rng=False):
@@ -302,113 +296,30 @@ def multivariate_normal(mean, cov, size=None, method="cholesky", **kwargs):
     """``A @ z + mean`` with ``z`` standard normal, all normals drawn first, as PyTensor:
     ``A = cholesky(cov)`` (``method="cholesky"``, the default), ``u * sqrt(s)`` of
     ``svd(cov)`` (``"svd"``) or ``v * sqrt(w)`` of ``eigh(cov)`` (``"eigh"``)."""
-    if method == "cholesky":
-        return _rv("multivariate_normal")(mean, cov, size=size, **kwargs)
-    if method not in ("svd", "eigh"):
+    if method not in ("cholesky", "svd", "eigh"):
         raise ValueError(
             f"Unknown method {method}. The method must be one of 'cholesky', 'svd', or 'eigh'."
         )
-    return _mvnormal_factored(mean, cov, size, method, **kwargs)
+    dist = "multivariate_normal" if method == "cholesky" else f"multivariate_normal_{method}"
+    return _rv(dist)(mean, cov, size=size, **kwargs)
 
 
-def _mvnormal_factored(
-    mean, cov, size, method, rng=None, dtype=None, name=None, return_next_rng=False
-):
-    """``multivariate_normal`` with ``method="svd"`` or ``"eigh"``: the factor from the graph's
-    ``pt.linalg`` op, the normals drawn as one ``(*batch, n)`` block in C order (NumPy's
-    ``rng.normal(size=(*size, n))``), then ``sum(A * z[..., None, :], -1) + mean``."""
-    from oxtensor.tensor import linalg
-    from oxtensor.tensor.basic import expand_dims, zeros_like
-    from oxtensor.tensor.math import sqrt
-
-    mean, cov = _params([mean, cov])
-    mean, cov = mean.astype("float64"), cov.astype("float64")
-    if method == "svd":
-        u, s, _ = linalg.svd(cov)
-    else:
-        s, u = linalg.eigh(cov)
-    factor = u * expand_dims(sqrt(s), -2)
-    if size is None:
-        # Zeros of the batch-broadcast shape of mean and cov, plus the support extent.
-        next_rng, z = normal(
-            zeros_like(mean + cov.sum(axis=-1)), 1.0, rng=rng, dtype="float64", return_next_rng=True
-        )
-    else:
-        if isinstance(size, int | np.integer):
-            size = (size,)
-        if isinstance(size, _core.TensorVariable):
-            from oxtensor.tensor.basic import concatenate
-
-            full = concatenate([size.astype("int64"), mean.shape[-1:]])
-        else:
-            full = (*size, mean.shape[-1])
-        next_rng, z = normal(0.0, 1.0, size=full, rng=rng, dtype="float64", return_next_rng=True)
-    out = (factor * expand_dims(z, -2)).sum(axis=-1) + mean
-    return _finish(out, "multivariate_normal", next_rng, dtype, name, return_next_rng)
-
-
-def _finish(out, dist, next_rng, dtype, name, return_next_rng):
-    """Casts a composed draw to ``dtype`` (the distribution's default when ``None``), names it
-    and returns it as a random variable does."""
-    if dtype is None:
-        dtype = "int64" if dist in _DISCRETE else config.floatX
-    elif dtype == "floatX":
-        dtype = config.floatX
-    out = out.astype(dtype)
-    if name is not None:
-        out.name = name
-    return (next_rng, out) if return_next_rng else out
-
-
-def _batch_zeros(*params):
-    """``float64`` zeros of the parameters' broadcast shape: adding them to a parameter stretches
-    it to the batch shape SciPy draws when ``size`` is ``None`` without changing its values."""
-    from oxtensor.tensor.basic import zeros_like
-
-    total = params[0]
-    for p in params[1:]:
-        total = total + p
-    return zeros_like(total, dtype="float64")
-
-
-def betabinom(n, a, b, size=None, rng=None, dtype=None, name=None, return_next_rng=False):
+def betabinom(n, a, b, size=None, **kwargs):
     """Beta-binomial: ``binomial(n, beta(a, b))``, SciPy's ``betabinom.rvs`` as PyTensor draws it
     (every beta first, then every binomial)."""
-    n, a, b = _params([n, a, b])
-    if size is None:
-        zeros = _batch_zeros(n, a, b)
-        a, b = a + zeros, b + zeros
-    rng, p = _rv("beta")(a, b, size=size, rng=rng, dtype="float64", return_next_rng=True)
-    next_rng, out = _rv("binomial")(
-        n.astype("int64"), p, size=size, rng=rng, dtype="int64", return_next_rng=True
-    )
-    return _finish(out, "binomial", next_rng, dtype, name, return_next_rng)
+    return _rv("betabinom")(n, a, b, size=size, **kwargs)
 
 
-def gengamma(alpha=1.0, p=1.0, lambd=1.0, size=None, rng=None, dtype=None, name=None,
-             return_next_rng=False):
+def gengamma(alpha=1.0, p=1.0, lambd=1.0, size=None, **kwargs):
     """Generalized gamma: ``lambd * standard_gamma(alpha / p) ** (1 / p)``, SciPy's
     ``gengamma.rvs(alpha / p, p, scale=lambd)`` as PyTensor draws it."""
-    alpha, p, lambd = _params([alpha, p, lambd])
-    shape = alpha / p
-    if size is None:
-        shape = shape + _batch_zeros(alpha, p, lambd)
-    next_rng, g = _rv("gamma")(shape, 1.0, size=size, rng=rng, dtype="float64", return_next_rng=True)
-    out = g ** (1.0 / p) * lambd
-    return _finish(out, "gengamma", next_rng, dtype, name, return_next_rng)
+    return _rv("gengamma")(alpha, p, lambd, size=size, **kwargs)
 
 
-def truncexpon(b, loc=0.0, scale=1.0, size=None, rng=None, dtype=None, name=None,
-               return_next_rng=False):
+def truncexpon(b, loc=0.0, scale=1.0, size=None, **kwargs):
     """Exponential truncated to ``[loc, loc + b * scale]``: SciPy's inverse-CDF sampling
     ``loc + scale * -log1p(u * expm1(-b))`` of one uniform, as PyTensor."""
-    from oxtensor.tensor.math import expm1, log1p
-
-    b, loc, scale = _params([b, loc, scale])
-    low = _batch_zeros(b, loc, scale) if size is None else 0.0
-    next_rng, u = _rv("uniform")(low, 1.0, size=size, rng=rng, dtype="float64", return_next_rng=True)
-    out = -log1p(u * expm1(-b)) * scale + loc
-    return _finish(out, "truncexpon", next_rng, dtype, name, return_next_rng)
+    return _rv("truncexpon")(b, loc, scale, size=size, **kwargs)
 
 
 def choice(a, size=None, replace=True, p=None, rng=None, return_next_rng=False):

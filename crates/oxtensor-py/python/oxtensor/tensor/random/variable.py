@@ -10,7 +10,7 @@ import numpy as np
 
 from oxtensor import _core
 
-__all__ = ["RandomGeneratorSharedVariable", "shared_rng"]
+__all__ = ["RandomGeneratorSharedVariable", "rng", "shared_rng"]
 
 RandomGeneratorSharedVariable = _core.RandomGeneratorSharedVariable
 
@@ -59,6 +59,39 @@ def shared_rng(value=None, *, seed=None, name=None, borrow=False):
     return _core.shared_generator(value, name)
 
 
+def rng(name=None):
+    """A symbolic generator input (PyTensor's ``pt.random.rng``): a function taking it is called
+    with a NumPy ``Generator`` (PCG64), and returns ``Generator``s for the generator values it
+    outputs (``next_rng``)."""
+    from oxtensor.tensor import tensor
+
+    return tensor(name=name, dtype="uint64", shape=(6,))
+
+
+class _GeneratorFunction:
+    """A compiled function with generator inputs or outputs: converts ``Generator`` arguments to
+    state words and generator outputs back to new ``Generator``s around the compiled function
+    (only such functions pay for this Python layer)."""
+
+    def __init__(self, fn, in_gen, out_gen, single):
+        self._fn, self._in_gen, self._out_gen, self._single = fn, in_gen, out_gen, single
+
+    def __call__(self, *args, **kwargs):
+        args = [
+            np.asarray(_words_from_generator(a), dtype=np.uint64)
+            if k < len(self._in_gen) and self._in_gen[k] and isinstance(a, np.random.Generator)
+            else a
+            for k, a in enumerate(args)
+        ]
+        out = self._fn(*args, **kwargs)
+        if self._single:
+            return _generator_from_words(out) if self._out_gen[0] else out
+        return [_generator_from_words(o) if g else o for o, g in zip(out, self._out_gen)]
+
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+
 def _method(rng, name):
     """``rng.normal(...)``: the distribution ``name`` drawn from ``rng``, returning
     ``(next_rng, draw)`` (PyTensor's method API on generator variables)."""
@@ -74,3 +107,33 @@ def _method(rng, name):
         return fn(*args, rng=rng, **kwargs)
 
     return method
+
+
+def _is_generator_value(var):
+    """True for a generator value: a ``uint64`` vector of the 6 PCG64 state words (a shared
+    generator, or the ``next_rng`` a draw returns)."""
+    return str(var.dtype) == "uint64" and tuple(var._static_shape) == (6,)
+
+
+def _generator_method(name):
+    def get(var):
+        if not _is_generator_value(var):
+            raise AttributeError(f"{type(var).__name__!r} object has no attribute {name!r}")
+        return _method(var, name)
+
+    get.__doc__ = f"``{name}`` drawn from this generator: returns ``(next_rng, draw)``."
+    return property(get)
+
+
+def _install_methods():
+    """The method API on every generator value, as PyTensor's ``RandomGeneratorVariable``:
+    ``next_rng.uniform(...)`` draws from the generator a previous draw returned. Non-generator
+    variables answer ``AttributeError`` for these names."""
+    from oxtensor.tensor.random import basic
+
+    for name in basic.__all__:
+        if not hasattr(_core.TensorVariable, name):
+            setattr(_core.TensorVariable, name, _generator_method(name))
+
+
+_install_methods()
