@@ -447,6 +447,34 @@ fn log_det_of_cholesky(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
     shaped_like(r, v)
 }
 
+/// True when output `k` of `v`'s node has no user: the node was in the graph when the sweep
+/// began (`v` is counted) and that output is not. (A node rebuilt in this sweep is left for
+/// the next one.)
+fn unused_output(v: &Var, k: usize, cx: &RuleCtx<'_>) -> bool {
+    cx.clients.contains_key(v) && !cx.clients.contains_key(&Var::output_of(v.node(), k))
+}
+
+// eigh(a).w → eigvalsh(a), svd(a).s → svd(a, compute_uv=False): no vectors nobody reads
+fn values_only(v: &Var, cx: &RuleCtx<'_>) -> Option<Var> {
+    let r = match v.owner()? {
+        (Op::Linalg(LinalgOp::Eigh { lower }), [a]) if v.index() == 0 => {
+            unused_output(v, 1, cx).then(|| la::eigvalsh(a, *lower).ok())??
+        }
+        (
+            Op::Linalg(LinalgOp::Svd {
+                compute_uv: true, ..
+            }),
+            [a],
+        ) if v.index() == 1 => {
+            let unused = unused_output(v, 0, cx) && unused_output(v, 2, cx);
+            let values = unused.then(|| la::svd(a, false, false).ok())??;
+            values.into_iter().next()?
+        }
+        _ => return None,
+    };
+    shaped_like(r, v)
+}
+
 /// The rules, in priority order.
 pub(crate) const RULES: &[Rule] = &[
     Rule::new(
@@ -507,4 +535,5 @@ pub(crate) const RULES: &[Rule] = &[
         Root::Op(OpKind::Linalg),
         cholesky_of_diagonal,
     ),
+    Rule::new("values_only", Root::Op(OpKind::Linalg), values_only),
 ];

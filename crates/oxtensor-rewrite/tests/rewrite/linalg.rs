@@ -282,3 +282,20 @@ fn log_det_of_a_cholesky_factor_is_a_sum_of_logs() {
     let l = la::cholesky(&spd(&m), true, true).unwrap();
     rewrites_to_same_values(&[m], &la::det(&l).unwrap().log(), &[&[3, 3]]);
 }
+
+#[test]
+fn eigenvalues_and_singular_values_alone_skip_the_vectors() {
+    let m = matrix("m");
+    let (w, v) = la::eigh(&m, true).unwrap();
+    assert_same(&linalg(&w), &la::eigvalsh(&m, true).unwrap());
+    let s = la::svd(&m, true, true).unwrap()[1].clone();
+    assert_same(&linalg(&s), &la::svd(&m, false, false).unwrap()[0]);
+    rewrites_to_same_values(std::slice::from_ref(&m), &s, &[&[3, 4]]);
+    // With the eigenvectors read too, the decomposition stays whole.
+    let both = b::add(
+        &b::sum(&v, None, false).unwrap(),
+        &b::sum(&w, None, false).unwrap(),
+    )
+    .unwrap();
+    assert!(!show(&linalg(&both)).contains("Eigvalsh"));
+}
