@@ -53,14 +53,20 @@ fn cholesky_imp<T: Real>(
     let n = b.square(0, "a")?;
     let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
     b.run(&[OutSpec::float(&[n, n])], |c| {
-        // Factor a row-major copy of `a` in place, with no further copies: seen as
-        // column-major, the buffer holds aᵀ, whose lower triangle is a's upper one. Lower
-        // factors use the transposed (row-major) view, so faer reads a's lower triangle and
-        // leaves L there; upper ones the plain view, leaving L' with L'ᵀ = U in a's upper
-        // triangle. The other triangle is zeroed afterwards.
+        // Factor a row-major copy of `a` in place, with no further copies. Seen as
+        // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
+        // upper one: an upper factor is computed directly (L' in that lower triangle, and
+        // L'ᵀ = U in a's upper one). For a lower factor a's lower triangle is mirrored into
+        // the upper one first, and the factor, left transposed, is transposed back after.
         let mut out = c[0].data.to_vec();
+        if p.lower {
+            for i in 0..n {
+                for j in i + 1..n {
+                    out[i * n + j] = out[j * n + i];
+                }
+            }
+        }
         let view = MatMut::from_column_major_slice_mut(&mut out, n, n);
-        let view = if p.lower { view.transpose_mut() } else { view };
         let mut mem = MemBuffer::new(scratch);
         let factored = llt::factor::cholesky_in_place(
             view,
@@ -78,13 +84,15 @@ fn cholesky_imp<T: Real>(
                 }),
             };
         }
-        for (i, row) in out.chunks_exact_mut(n.max(1)).enumerate() {
-            let other = if p.lower {
-                &mut row[i + 1..]
-            } else {
-                &mut row[..i]
-            };
-            other.fill(T::lit(0.0));
+        for i in 0..n {
+            for j in i + 1..n {
+                if p.lower {
+                    out[j * n + i] = out[i * n + j];
+                    out[i * n + j] = T::lit(0.0);
+                } else {
+                    out[j * n + i] = T::lit(0.0);
+                }
+            }
         }
         Ok(vec![out])
     })
