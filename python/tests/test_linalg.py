@@ -152,7 +152,7 @@ def test_errors_name_the_inputs():
     with pytest.raises(ValueError, match="'a'.*'b'|'b'.*'a'"):
         la.solve(a, b)
     with pytest.raises(ValueError, match="assume_a"):
-        la.solve(a, a, assume_a="banded")
+        la.solve(a, a, assume_a="skew")
     with pytest.raises(ValueError, match="on_error"):
         la.cholesky(a, on_error="ignore")
 
@@ -350,14 +350,60 @@ def test_diag_builds_off_diagonal_matrices_as_numpy(k, rng):
     np.testing.assert_array_equal(run([V], [pt.diag(V, k)], [v])[0], np.diag(v, k))
 
 
-def test_structured_assume_a_is_a_clear_error():
-    a = pt.dmatrix("a")
-    for kind in ("tridiagonal", "banded"):
-        with pytest.raises(ValueError, match=f"assume_a='{kind}' is not supported.*'gen'"):
-            la.solve(a, a, assume_a=kind)
-    x = np.array([[4.0, 1.0], [1.0, 3.0]])
-    got = run([a], [la.solve(a, a, assume_a="positive definite")], [x])[0]
-    np.testing.assert_allclose(got, np.eye(2), atol=1e-12)
+@pytest.mark.parametrize("mode", MODES)
+def test_structured_assume_a_matches_scipy(mode, rng):
+    n = 5
+    a = well(rng, n, n)
+    band = np.triu(np.tril(a, 1), -1)
+    b, v = rng.standard_normal((n, 2)), rng.standard_normal(n)
+    A, B, V = sym(a, "a"), sym(b, "b"), sym(v, "v")
+    cases = [
+        (la.solve(A, B, assume_a="tridiagonal"), sla.solve(band, b)),
+        (la.solve(A, V, assume_a="tridiagonal", transposed=True), sla.solve(band.T, v)),
+        (la.solve(A, B, assume_a="banded"), sla.solve(a, b)),
+        (la.solve(A, B, assume_a="diagonal"), b / np.diag(a)[:, None]),
+        (la.solve(A, V, assume_a="diagonal"), v / np.diag(a)),
+        (la.solve(A, B, assume_a="lower triangular"), sla.solve_triangular(a, b, lower=True)),
+        (la.solve(A, B, assume_a="upper triangular"), sla.solve_triangular(a, b)),
+        (la.solve(A, A, assume_a="positive definite"), sla.solve(a, a, assume_a="pos")),
+    ]
+    got = run([A, B, V], [c[0] for c in cases], [a, b, v], mode)
+    for k, (g, (_, w)) in enumerate(zip(got, cases)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"case {k}")
+
+
+def test_tridiagonal_solve_gradient_reads_only_the_band(rng):
+    a, b = well(rng, 4, 4), rng.standard_normal((4, 2))
+    fd_check(lambda x, y: la.solve(x, y, assume_a="tridiagonal"), [a, b], rng)
+    A = sym(a, "a")
+    g = run([A], [oxtensor.grad(pt.sum(la.solve(A, b, assume_a="tridiagonal")), A)], [a])[0]
+    assert np.all(g[np.triu(np.tril(np.ones((4, 4)), 1), -1) == 0] == 0)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_generalized_eigh_matches_scipy(lower, rng):
+    a, b = rng.standard_normal((4, 4)), spd(rng, 4, 4)
+    a = a + a.T
+    A, B = sym(a, "a"), sym(b, "b")
+    w, v = la.eigh(A, B, lower=lower)
+    got_w, got_v, got_vals = run([A, B], [w, v, la.eigvalsh(A, B, lower=lower)], [a, b])
+    want_w, want_v = sla.eigh(a, b, lower=lower)
+    np.testing.assert_allclose(got_w, want_w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_vals, want_w, rtol=1e-10, atol=1e-12)
+    # Eigenvectors are unique up to sign: compare after fixing each column's sign.
+    signs = np.sign(np.sum(got_v * want_v, axis=0))
+    np.testing.assert_allclose(got_v * signs, want_v, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(got_v.T @ b @ got_v, np.eye(4), atol=1e-10)
+
+
+def test_generalized_eigh_gradients_match_finite_differences(rng):
+    a, b = rng.standard_normal((3, 3)), spd(rng, 3, 3)
+    a = a + a.T + np.diag([0.0, 3.0, 6.0])
+
+    def sym_pair(x, y):
+        return la.eigh(x + x.T, y + y.T)[0]
+
+    fd_check(sym_pair, [a / 2, b / 2], rng)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -3,7 +3,9 @@
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
 use crate::util::{Lu, symmetric_from};
 use crate::{LinalgError, Real};
-use faer::{Mat, Side};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt;
+use faer::{Mat, MatMut, Par, Side};
 use oxtensor_data::Tensor;
 
 const A: [ArgSpec; 1] = [ArgSpec::matrix("a")];
@@ -49,25 +51,50 @@ fn cholesky_imp<T: Real>(
 ) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("cholesky", inputs, &A)?;
     let n = b.square(0, "a")?;
+    let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
     b.run(&[OutSpec::float(&[n, n])], |c| {
-        let a = symmetric_from(c[0].mat(), p.lower);
-        match a.llt(Side::Lower) {
-            Ok(llt) => {
-                let l = llt.L();
-                let f = Mat::from_fn(n, n, |i, j| {
-                    let (r, s) = if p.lower { (i, j) } else { (j, i) };
-                    if r >= s { l[(r, s)] } else { T::lit(0.0) }
-                });
-                Ok(vec![rows(f.as_ref())])
+        // Factor a row-major copy of `a` in place, with no further copies. Seen as
+        // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
+        // upper one: an upper factor is computed directly (L' in that lower triangle, and
+        // L'ᵀ = U in a's upper one). For a lower factor a's lower triangle is mirrored into
+        // the upper one first, and the factor, left transposed, is transposed back after.
+        let mut out = c[0].data.to_vec();
+        if p.lower {
+            for i in 0..n {
+                for j in i + 1..n {
+                    out[i * n + j] = out[j * n + i];
+                }
             }
-            Err(_) => match p.on_error {
+        }
+        let view = MatMut::from_column_major_slice_mut(&mut out, n, n);
+        let mut mem = MemBuffer::new(scratch);
+        let factored = llt::factor::cholesky_in_place(
+            view,
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        if factored.is_err() {
+            return match p.on_error {
                 OnError::Nan => Ok(vec![vec![T::nan(); n * n]]),
                 OnError::Raise => Err(LinalgError::NotPositiveDefinite {
                     op: "cholesky",
                     arg: "a",
                 }),
-            },
+            };
         }
+        for i in 0..n {
+            for j in i + 1..n {
+                if p.lower {
+                    out[j * n + i] = out[i * n + j];
+                    out[i * n + j] = T::lit(0.0);
+                } else {
+                    out[j * n + i] = T::lit(0.0);
+                }
+            }
+        }
+        Ok(vec![out])
     })
 }
 

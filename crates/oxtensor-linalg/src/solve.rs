@@ -2,7 +2,7 @@
 
 use crate::batch::{ArgSpec, Batched, Core, OutSpec, check_arity, float_dtype, rows};
 use crate::decomp::matrix_dims;
-use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from, triangle};
+use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from};
 use crate::{LinalgError, Real};
 use faer::prelude::*;
 use faer::{Mat, MatRef, Side};
@@ -136,21 +136,26 @@ pub fn solve_triangular(
 }
 
 /// Solves `t x = b` for triangular `t` (lower when `lower`), checking the diagonal.
+/// `x` with `t x = b` for the `lower` (or upper) triangle of `t`, read in place (faer reads
+/// one triangle only, so `t` needs no copy with the other zeroed); with `unit`, its diagonal
+/// is taken to be ones and not read.
 fn tri_solve<T: Real>(
     op: &'static str,
     arg: &'static str,
     t: MatRef<'_, T>,
     lower: bool,
+    unit: bool,
     b: MatRef<'_, T>,
 ) -> Result<Mat<T>, LinalgError> {
-    if let Some(i) = (0..t.nrows()).find(|&i| t[(i, i)] == T::lit(0.0)) {
+    if !unit && let Some(i) = (0..t.nrows()).find(|&i| t[(i, i)] == T::lit(0.0)) {
         return Err(singular(op, arg, i));
     }
     let mut x = b.to_owned();
-    if lower {
-        t.solve_lower_triangular_in_place(x.as_mut());
-    } else {
-        t.solve_upper_triangular_in_place(x.as_mut());
+    match (lower, unit) {
+        (true, false) => t.solve_lower_triangular_in_place(x.as_mut()),
+        (false, false) => t.solve_upper_triangular_in_place(x.as_mut()),
+        (true, true) => t.solve_unit_lower_triangular_in_place(x.as_mut()),
+        (false, true) => t.solve_unit_upper_triangular_in_place(x.as_mut()),
     }
     Ok(x)
 }
@@ -165,11 +170,11 @@ fn solve_triangular_imp<T: Real>(
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
     b.run(&[OutSpec::float(&out)], |c| {
-        let t = triangle(c[0].mat(), p.lower, p.unit_diagonal);
+        let (t, unit) = (c[0].mat(), p.unit_diagonal);
         let x = if p.trans == Trans::N {
-            tri_solve(OP, "a", t.as_ref(), p.lower, c[1].mat())?
+            tri_solve(OP, "a", t, p.lower, unit, c[1].mat())?
         } else {
-            tri_solve(OP, "a", t.transpose(), !p.lower, c[1].mat())?
+            tri_solve(OP, "a", t.transpose(), !p.lower, unit, c[1].mat())?
         };
         Ok(vec![rows(x.as_ref())])
     })
@@ -203,10 +208,10 @@ fn cho_solve_imp<T: Real>(
     let m = b.square(0, "c")?;
     let out = rhs_shape(&b, 1, m)?;
     b.run(&[OutSpec::float(&out)], |c| {
-        let t = triangle(c[0].mat(), p.lower, false);
-        let l = if p.lower { t.as_ref() } else { t.transpose() };
-        let y = tri_solve(OP, "c", l, true, c[1].mat())?;
-        let x = tri_solve(OP, "c", l.transpose(), false, y.as_ref())?;
+        let t = c[0].mat();
+        let l = if p.lower { t } else { t.transpose() };
+        let y = tri_solve(OP, "c", l, true, false, c[1].mat())?;
+        let x = tri_solve(OP, "c", l.transpose(), false, false, y.as_ref())?;
         Ok(vec![rows(x.as_ref())])
     })
 }
@@ -252,9 +257,8 @@ fn lu_solve_imp<T: Real>(
     let out = rhs_shape(&b, 2, m)?;
     b.run(&[OutSpec::float(&out)], |c| {
         let piv = pivots(OP, &c[1], m)?;
+        // The packed factors: unit-lower L below the diagonal, U on and above it.
         let lu = c[0].mat();
-        let l = triangle(lu, true, true);
-        let u = triangle(lu, false, false);
         let mut x = c[2].mat().to_owned();
         let swap = |x: &mut Mat<T>, i: usize, j: usize| {
             for col in 0..x.ncols() {
@@ -267,11 +271,11 @@ fn lu_solve_imp<T: Real>(
             for (i, &j) in piv.iter().enumerate() {
                 swap(&mut x, i, j);
             }
-            let y = tri_solve(OP, "lu", l.as_ref(), true, x.as_ref())?;
-            x = tri_solve(OP, "lu", u.as_ref(), false, y.as_ref())?;
+            let y = tri_solve(OP, "lu", lu, true, true, x.as_ref())?;
+            x = tri_solve(OP, "lu", lu, false, false, y.as_ref())?;
         } else {
-            let y = tri_solve(OP, "lu", u.transpose(), true, x.as_ref())?;
-            x = tri_solve(OP, "lu", l.transpose(), false, y.as_ref())?;
+            let y = tri_solve(OP, "lu", lu.transpose(), true, false, x.as_ref())?;
+            x = tri_solve(OP, "lu", lu.transpose(), false, true, y.as_ref())?;
             for (i, &j) in piv.iter().enumerate().rev() {
                 swap(&mut x, i, j);
             }

@@ -13,19 +13,6 @@ pub(crate) fn symmetric_from<T: Real>(a: MatRef<'_, T>, lower: bool) -> Mat<T> {
     })
 }
 
-/// One triangle of `a` (the other set to zero), with a unit diagonal if `unit`.
-pub(crate) fn triangle<T: Real>(a: MatRef<'_, T>, lower: bool, unit: bool) -> Mat<T> {
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
-        if i == j && unit {
-            T::lit(1.0)
-        } else if (lower && i >= j) || (!lower && i <= j) {
-            a[(i, j)]
-        } else {
-            T::lit(0.0)
-        }
-    })
-}
-
 /// An LU factorisation with partial pivoting: `a[fwd[i], :] = (L U)[i, :]`.
 pub(crate) struct Lu<T> {
     /// Row permutation: row `i` of `L U` is row `fwd[i]` of `a`.

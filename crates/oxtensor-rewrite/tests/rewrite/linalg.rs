@@ -151,3 +151,151 @@ fn spd(m: &Var) -> Var {
     )
     .unwrap()
 }
+
+/// `eye(3)` in float64.
+fn eye3() -> Var {
+    let three = Var::int_constant(3);
+    b::eye(
+        &three,
+        &three,
+        &Var::int_constant(0),
+        oxtensor_data::DType::F64,
+    )
+    .unwrap()
+}
+
+#[test]
+fn det_of_a_triangular_matrix_is_the_product_of_its_diagonal() {
+    let m = matrix("m");
+    let diag_prod =
+        |x: &Var| linalg(&b::prod(&la::diagonal(x).unwrap(), Some(&[-1]), false).unwrap());
+    let lower = la::tril(&m, 0).unwrap();
+    assert_same(&linalg(&la::det(&lower).unwrap()), &diag_prod(&m));
+    assert_same(
+        &linalg(&la::det(&la::triu(&m, 0).unwrap()).unwrap()),
+        &diag_prod(&m),
+    );
+    let l = la::cholesky(&m, true, true).unwrap();
+    assert_same(&linalg(&la::det(&l).unwrap()), &diag_prod(&l));
+    let lt = la::matrix_transpose(&l).unwrap();
+    assert_same(
+        &linalg(&la::det(&lt).unwrap()),
+        &diag_prod(&la::matrix_transpose(&l).unwrap()),
+    );
+    for t in [lower, la::triu(&m, 0).unwrap(), lt] {
+        rewrites_to_same_values(std::slice::from_ref(&m), &la::det(&t).unwrap(), &[&[3, 3]]);
+    }
+    let l = la::cholesky(&spd(&m), true, true).unwrap();
+    rewrites_to_same_values(std::slice::from_ref(&m), &la::det(&l).unwrap(), &[&[3, 3]]);
+}
+
+#[test]
+fn inv_and_solve_of_a_triangular_matrix_are_triangular_solves() {
+    let (m, y) = (matrix("m"), matrix("y"));
+    let lower = la::tril(&dominant(&m), 0).unwrap();
+    let solve = |a: &Var, transposed: bool| {
+        la::solve(a, &y, AssumeA::General, false, transposed, Some(2)).unwrap()
+    };
+    assert_same(
+        &linalg(&solve(&la::tril(&m, 0).unwrap(), true)),
+        &la::solve_triangular(&m, &y, true, true, false, Some(2)).unwrap(),
+    );
+    let upper = la::triu(&dominant(&m), 0).unwrap();
+    let factor = la::cholesky(&spd(&m), false, true).unwrap();
+    for t in [lower, upper, factor.clone()] {
+        rewrites_to_same_values(std::slice::from_ref(&m), &la::inv(&t).unwrap(), &[&[3, 3]]);
+        for transposed in [false, true] {
+            rewrites_to_same_values(
+                &[m.clone(), y.clone()],
+                &solve(&t, transposed),
+                &[&[3, 3], &[3, 2]],
+            );
+        }
+    }
+    // det(inv(U)) for a Cholesky factor U: the inverse is a triangular solve, itself triangular.
+    let det_inv = la::det(&la::inv(&factor).unwrap()).unwrap();
+    let after = linalg(&det_inv);
+    assert!(!show(&after).contains("Det"), "{}", show(&after));
+    rewrites_to_same_values(std::slice::from_ref(&m), &det_inv, &[&[3, 3]]);
+}
+
+#[test]
+fn identity_like_matrices_drop_out() {
+    let (x, y, v) = (matrix("x"), matrix("y"), vector("v"));
+    let eye = eye3();
+    let y32 = input("y32", &[Some(3), Some(2)]);
+    let solve = la::solve(&eye, &y32, AssumeA::General, false, false, Some(2)).unwrap();
+    assert_same(&linalg(&solve), &y32);
+    let solve = la::solve(&eye, &y, AssumeA::General, false, false, Some(2)).unwrap();
+    rewrites_to_same_values(std::slice::from_ref(&y), &solve, &[&[3, 2]]);
+    // Constant folding turns eye(3) into a constant identity matrix, still recognised.
+    assert_same(&linalg(&la::inv(&eye).unwrap()), &linalg(&eye));
+    assert_same(
+        &linalg(&la::cholesky(&eye, true, false).unwrap()),
+        &linalg(&eye),
+    );
+    // eye * x is diagonal for a matrix or vector x.
+    for (ins, scaled, small) in [
+        (
+            vec![x.clone(), y.clone()],
+            b::mul(&eye, &x).unwrap(),
+            &[3usize, 3][..],
+        ),
+        (
+            vec![v.clone(), y.clone()],
+            b::mul(&v, &eye).unwrap(),
+            &[3][..],
+        ),
+    ] {
+        rewrites_to_same_values(&ins[..1], &la::det(&scaled).unwrap(), &[small]);
+        rewrites_to_same_values(&ins[..1], &la::inv(&scaled).unwrap(), &[small]);
+        let solve = la::solve(&scaled, &y, AssumeA::General, false, false, Some(2)).unwrap();
+        rewrites_to_same_values(&ins, &solve, &[small, &[3, 2]]);
+    }
+}
+
+#[test]
+fn cholesky_of_a_diagonal_matrix_is_its_square_root() {
+    let (v, s) = (vector("v"), input("s", &[]));
+    let d = la::diag_embed(&v).unwrap();
+    let si = b::mul(&eye3(), &s).unwrap();
+    for (x, m, shape) in [(&v, &d, &[3usize][..]), (&s, &si, &[][..])] {
+        let before = la::cholesky(m, true, true).unwrap();
+        let after = linalg(&before);
+        assert!(!show(&after).contains("Cholesky"), "{}", show(&after));
+        let ins = std::slice::from_ref(x);
+        // Positive entries give the root, any non-positive one NaNs everywhere, as the kernel.
+        assert_same_values(ins, &before, &after, &[shape], (0.5, 2.0), 1e-12);
+        assert_same_values(ins, &before, &after, &[shape], (-2.0, 0.5), 1e-12);
+    }
+    // A raising Cholesky keeps its error for a non-positive diagonal.
+    let raising = la::cholesky(&d, true, false).unwrap();
+    assert!(show(&linalg(&raising)).contains("Cholesky"));
+}
+
+#[test]
+fn log_det_of_a_cholesky_factor_is_a_sum_of_logs() {
+    let m = matrix("m");
+    let l = la::cholesky(&m, true, true).unwrap();
+    let want = linalg(&b::sum(&la::diagonal(&l).unwrap().log(), Some(&[-1]), false).unwrap());
+    assert_same(&linalg(&la::det(&l).unwrap().log()), &want);
+    let l = la::cholesky(&spd(&m), true, true).unwrap();
+    rewrites_to_same_values(&[m], &la::det(&l).unwrap().log(), &[&[3, 3]]);
+}
+
+#[test]
+fn eigenvalues_and_singular_values_alone_skip_the_vectors() {
+    let m = matrix("m");
+    let (w, v) = la::eigh(&m, true).unwrap();
+    assert_same(&linalg(&w), &la::eigvalsh(&m, true).unwrap());
+    let s = la::svd(&m, true, true).unwrap()[1].clone();
+    assert_same(&linalg(&s), &la::svd(&m, false, false).unwrap()[0]);
+    rewrites_to_same_values(std::slice::from_ref(&m), &s, &[&[3, 4]]);
+    // With the eigenvectors read too, the decomposition stays whole.
+    let both = b::add(
+        &b::sum(&v, None, false).unwrap(),
+        &b::sum(&w, None, false).unwrap(),
+    )
+    .unwrap();
+    assert!(!show(&linalg(&both)).contains("Eigvalsh"));
+}

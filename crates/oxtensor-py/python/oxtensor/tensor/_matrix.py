@@ -164,40 +164,8 @@ def _product(xs, one):
 
 
 def einsum(subscripts, *operands, optimize=None):
-    """``np.einsum`` for explicit or implicit subscripts without ellipses or repeated
-    indices within one operand: each operand is aligned on the union of the indices,
-    multiplied by broadcasting, and summed over the contracted indices."""
-    ops = [_var(o) for o in operands]
-    subscripts = subscripts.replace(" ", "")
-    if "..." in subscripts:
-        raise NotImplementedError("einsum: ellipses are not supported")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
-    else:
-        ins = subscripts
-        letters = ins.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    terms = ins.split(",")
-    if len(terms) != len(ops):
-        raise ValueError(f"einsum: {len(terms)} subscripts for {len(ops)} operands")
-    for t, o in zip(terms, ops):
-        if len(t) != o.ndim:
-            raise ValueError(f"einsum: subscript {t!r} for an operand of rank {o.ndim}")
-        if len(set(t)) != len(t):
-            raise NotImplementedError("einsum: repeated indices within an operand are not supported")
-    contracted = []
-    for t in terms:
-        for c in t:
-            if c not in out and c not in contracted:
-                contracted.append(c)
-    order = list(out) + contracted
-    aligned = []
-    for t, o in zip(terms, ops):
-        pattern = [t.index(c) if c in t else "x" for c in order]
-        aligned.append(o.dimshuffle(*pattern))
-    prod = aligned[0]
-    for x in aligned[1:]:
-        prod = prod * x
-    if contracted:
-        prod = _math.sum(prod, axis=tuple(range(len(out), len(order))))
-    return prod
+    """``np.einsum`` as matrix products along a greedy contraction path
+    (``oxtensor.tensor._linalg_einsum``)."""
+    from oxtensor.tensor._linalg_einsum import einsum as lowered
+
+    return lowered(subscripts, *operands, optimize=optimize)

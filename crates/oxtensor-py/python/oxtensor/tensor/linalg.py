@@ -97,21 +97,39 @@ def solve(
 ):
     """``x`` with ``a @ x = b`` (``scipy.linalg.solve``); ``assume_a`` is ``"gen"``, ``"sym"``,
     ``"her"`` or ``"pos"`` (or SciPy's long names); ``b_ndim`` (1 or 2) tells a batch of
-    vectors from a matrix. The structured solvers ``"tridiagonal"`` and ``"banded"`` are not
-    implemented: they raise ``ValueError``, naming the dense alternative."""
+    vectors from a matrix.
+
+    The structured cases read what SciPy's structured solvers read: ``"diagonal"`` divides by
+    the diagonal, ``"lower triangular"``/``"upper triangular"`` are ``solve_triangular``, and
+    ``"tridiagonal"`` solves with the three central diagonals of ``a`` (the rest masked to
+    zero; a dense LU factorization, not LAPACK's O(n) ``gtsv``). ``"banded"``, whose
+    bandwidth SciPy detects from the values, is a general solve. Gradients follow from the
+    compositions, confined to the entries each case reads."""
     assume_a = _SOLVE_ALIASES.get(assume_a, assume_a)
-    if assume_a in ("tridiagonal", "banded"):
-        raise ValueError(
-            f"solve: assume_a={assume_a!r} is not supported by oxtensor yet; "
-            "assume_a='gen' gives the same result with a dense LU factorization"
+    b_ndim = _b_ndim(b_ndim)
+    if assume_a in ("lower triangular", "upper triangular"):
+        return solve_triangular(
+            a, b, lower=assume_a == "lower triangular", trans=int(bool(transposed)), b_ndim=b_ndim
         )
+    if assume_a == "diagonal":
+        b = _basic.as_tensor_variable(b)
+        d = _core.matrix_fn("diagonal", _basic.as_tensor_variable(a))
+        if b_ndim is None:
+            b_ndim = 2 if b.ndim > 1 else 1
+        return b / (d if b_ndim == 1 else _basic.expand_dims(d, -1))
+    if assume_a == "tridiagonal":
+        a = _basic.as_tensor_variable(a)
+        a = _core.matrix_fn("triu", _core.matrix_fn("tril", a, 1), -1)
+        assume_a = "gen"
+    if assume_a == "banded":
+        assume_a = "gen"
     return _one(
         "solve",
         [a, b],
         lower=bool(lower),
         assume_a=str(assume_a),
         transposed=bool(transposed),
-        b_ndim=_b_ndim(b_ndim),
+        b_ndim=b_ndim,
     )
 
 
@@ -203,20 +221,42 @@ def _lower(lower, UPLO):
     return bool(lower)
 
 
+def _generalized(a, b, lower):
+    """``(c, L)`` for the generalised problem ``a v = w b v``: ``L`` the Cholesky factor of
+    ``b`` and ``c = L⁻¹ a L⁻ᵀ`` (symmetric, with ``a`` read from its ``lower`` or upper
+    triangle), so that ``c u = w u`` and ``v = L⁻ᵀ u`` (normalised as SciPy: ``vᵀ b v = I``)."""
+    a = _basic.as_tensor_variable(a)
+    tri = "tril" if lower else "triu"
+    strict = _core.matrix_fn(tri, a, -1 if lower else 1)
+    a_sym = _core.matrix_fn(tri, a, 0) + _core.matrix_fn("matrix_transpose", strict)
+    factor = cholesky(b, lower=lower, on_error="raise")
+    low = factor if lower else _core.matrix_fn("matrix_transpose", factor)
+    half = solve_triangular(low, a_sym, lower=True)
+    c = solve_triangular(low, _core.matrix_fn("matrix_transpose", half), lower=True)
+    return c, low
+
+
 def eigh(a, b=None, lower=True, UPLO=None, driver="evr"):
     """``(w, v)``: ascending eigenvalues and orthonormal eigenvectors of a symmetric matrix,
-    reading the ``lower`` (or upper) triangle (``scipy.linalg.eigh``)."""
-    if b is not None:
-        raise NotImplementedError("eigh: the generalised problem (b=...) is not supported yet")
-    w, v = _core.linalg("eigh", [a], lower=_lower(lower, UPLO))
-    return w, v
+    reading the ``lower`` (or upper) triangle (``scipy.linalg.eigh``). With ``b`` (symmetric
+    positive definite), the generalised problem ``a v = w b v`` through the Cholesky factor
+    of ``b``; the eigenvectors are ``b``-orthonormal, as SciPy's."""
+    lower = _lower(lower, UPLO)
+    if b is None:
+        w, v = _core.linalg("eigh", [a], lower=lower)
+        return w, v
+    c, low = _generalized(a, b, lower)
+    w, u = _core.linalg("eigh", [c], lower=True)
+    return w, solve_triangular(low, u, lower=True, trans=1)
 
 
 def eigvalsh(a, b=None, lower=True):
-    """Ascending eigenvalues of a symmetric matrix (``scipy.linalg.eigvalsh``)."""
-    if b is not None:
-        raise NotImplementedError("eigvalsh: the generalised problem (b=...) is not supported yet")
-    return _one("eigvalsh", [a], lower=bool(lower))
+    """Ascending eigenvalues of a symmetric matrix (``scipy.linalg.eigvalsh``), or of the
+    generalised problem ``a v = w b v``."""
+    if b is None:
+        return _one("eigvalsh", [a], lower=bool(lower))
+    c, _ = _generalized(a, b, bool(lower))
+    return _one("eigvalsh", [c], lower=True)
 
 
 def svd(a, full_matrices=True, compute_uv=True):
