@@ -114,5 +114,40 @@ fn main() -> Result<()> {
         Err(e) => println!("{e}"),
         Ok(_) => println!("unexpectedly accepted a matrix"),
     }
+
+    println!("\n== 7. A loop: h[t] = a·h[t-1] + x[t] by scan, its last value and d/da ==");
+    let (a, h0) = (scalar("a", DType::F64), scalar("h0", DType::F64));
+    let x = vector("x", DType::F64);
+    let step_value = || oxtensor::Var::input(None, oxtensor::TensorType::scalar(DType::F64));
+    let (xt, prev) = (step_value(), step_value());
+    let h = oxtensor::scan(oxtensor::ScanSpec {
+        tap_inputs: &[xt.clone(), prev.clone()],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[],
+        outputs: &[&(&a * &prev) + &xt],
+        n_mapped: 0,
+        until: false,
+        n_steps: oxtensor::Var::int_constant(-1),
+        sequences: std::slice::from_ref(&x),
+        initial: &[ops::expand_dims(&h0, 0)?],
+        others: &[],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("ar1"),
+    })?
+    .remove(0);
+    let last = ops::subtensor(&h, &[Idx::int(-1)])?;
+    let da = grad_vars(&h.sum(None), std::slice::from_ref(&a))?;
+    let f = function(&[a, x, h0], &[h, last, da[0].clone()]).build()?;
+    let out = f.call(&[
+        Tensor::scalar(0.5),
+        Tensor::from_slice(&[1.0, 0.0, 0.0, 2.0], &[4])?,
+        Tensor::scalar(0.0),
+    ])?;
+    for (label, t) in ["h", "h[-1]", "d sum(h) / d a"].iter().zip(&out) {
+        show(label, t);
+    }
+    print!("{}", f.dprint(PrintOptions::default()));
     Ok(())
 }
