@@ -322,11 +322,7 @@ impl<T: Real> Batched<T> {
                 .iter()
                 .map(|shape| Core { data: &[], shape })
                 .collect();
-            let count = if core_numel == 0 {
-                0
-            } else {
-                dst.len() / core_numel
-            };
+            let count = dst.len().checked_div(core_numel).unwrap_or(0);
             for k in 0..count {
                 let b = first + k;
                 for (i, core) in cores.iter_mut().enumerate() {
