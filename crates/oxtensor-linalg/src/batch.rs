@@ -3,6 +3,7 @@
 
 use crate::{LinalgError, Real};
 use faer::MatRef;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use oxtensor_data::{DType, StridedIndex, Tensor, broadcast_shapes, broadcast_strides};
 use rayon::prelude::*;
 
@@ -82,6 +83,11 @@ pub(crate) struct Core<'a, T> {
 }
 
 impl<'a, T: Real> Core<'a, T> {
+    /// Number of elements of one core.
+    fn data_len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
     /// The core as a matrix: a vector is a column, a scalar a 1×1 matrix.
     pub fn mat(&self) -> MatRef<'a, T> {
         let (r, c) = match *self.shape {
@@ -286,6 +292,73 @@ impl<T: Real> Batched<T> {
             tensors.push(t);
         }
         Ok(tensors)
+    }
+
+    /// Runs `kernel` on every batch element, writing each element's one floating-point
+    /// output of core shape `out` straight into its slice of the output tensor, so no
+    /// per-element vectors or copies are made. `kernel` gets the cores, the element's output
+    /// slice (zeroed) and a workspace of `scratch`, allocated once per sequential run or
+    /// per parallel chunk rather than once per element. Work is split over threads only when
+    /// there is enough of it to pay for the scheduling.
+    pub fn run_into<F>(
+        &self,
+        out: &[usize],
+        scratch: StackReq,
+        kernel: F,
+    ) -> Result<Tensor, LinalgError>
+    where
+        F: Fn(&[Core<'_, T>], &mut [T], &mut MemStack) -> Result<(), LinalgError> + Sync,
+    {
+        let nb: usize = self.batch.iter().product();
+        let core_numel: usize = out.iter().product();
+        let mut shape = self.batch.clone();
+        shape.extend_from_slice(out);
+        // Runs the elements `first..` that `dst` (a whole number of output cores) holds.
+        let span = |first: usize, dst: &mut [T]| -> Result<(), LinalgError> {
+            let mut mem = MemBuffer::new(scratch);
+            let stack = MemStack::new(&mut mem);
+            let mut cores: Vec<Core<'_, T>> = self
+                .cores
+                .iter()
+                .map(|shape| Core { data: &[], shape })
+                .collect();
+            let count = dst.len().checked_div(core_numel).unwrap_or(0);
+            for k in 0..count {
+                let b = first + k;
+                for (i, core) in cores.iter_mut().enumerate() {
+                    let n = core.data_len();
+                    let o = self.offsets[i][b];
+                    core.data = &self.data[i][o..o + n];
+                }
+                kernel(
+                    &cores,
+                    &mut dst[k * core_numel..(k + 1) * core_numel],
+                    stack,
+                )?;
+            }
+            Ok(())
+        };
+        let work: usize = self.cores.iter().map(|c| c.iter().product::<usize>()).sum();
+        let total = nb.saturating_mul(work.max(core_numel));
+        let mut result = Ok(());
+        let tensor = Tensor::build::<T>(&shape, |flat| {
+            result = if nb >= 2 && core_numel > 0 && total >= 1 << 16 {
+                // Chunks of about 2^14 elements of work each: enough to amortise a task and
+                // its workspace, and still several per thread for balance.
+                let per = (((1usize << 14) / work.max(core_numel).max(1)).max(1)).min(nb);
+                flat.par_chunks_mut(per * core_numel)
+                    .enumerate()
+                    .try_for_each(|(c, dst)| span(c * per, dst))
+            } else {
+                span(0, flat)
+            };
+        })
+        .map_err(|_| LinalgError::TooLarge {
+            op: self.op,
+            shape: shape.clone(),
+        })?;
+        result?;
+        Ok(tensor)
     }
 }
 

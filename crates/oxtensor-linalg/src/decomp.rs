@@ -3,7 +3,6 @@
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
 use crate::util::{Lu, symmetric_from};
 use crate::{LinalgError, Real};
-use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use faer::{Mat, MatMut, Par, Side};
 use oxtensor_data::Tensor;
@@ -52,13 +51,13 @@ fn cholesky_imp<T: Real>(
     let b = Batched::<T>::new("cholesky", inputs, &A)?;
     let n = b.square(0, "a")?;
     let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
-    b.run(&[OutSpec::float(&[n, n])], |c| {
-        // Factor a row-major copy of `a` in place, with no further copies. Seen as
+    let t = b.run_into(&[n, n], scratch, |c, out, stack| {
+        // Factor a row-major copy of `a`, made in its output slice, in place. Seen as
         // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
         // upper one: an upper factor is computed directly (L' in that lower triangle, and
         // L'ᵀ = U in a's upper one). For a lower factor a's lower triangle is mirrored into
         // the upper one first, and the factor, left transposed, is transposed back after.
-        let mut out = c[0].data.to_vec();
+        out.copy_from_slice(c[0].data);
         if p.lower {
             for i in 0..n {
                 for j in i + 1..n {
@@ -66,18 +65,20 @@ fn cholesky_imp<T: Real>(
                 }
             }
         }
-        let view = MatMut::from_column_major_slice_mut(&mut out, n, n);
-        let mut mem = MemBuffer::new(scratch);
+        let view = MatMut::from_column_major_slice_mut(out, n, n);
         let factored = llt::factor::cholesky_in_place(
             view,
             Default::default(),
             Par::Seq,
-            MemStack::new(&mut mem),
+            stack,
             Default::default(),
         );
         if factored.is_err() {
             return match p.on_error {
-                OnError::Nan => Ok(vec![vec![T::nan(); n * n]]),
+                OnError::Nan => {
+                    out.fill(T::nan());
+                    Ok(())
+                }
                 OnError::Raise => Err(LinalgError::NotPositiveDefinite {
                     op: "cholesky",
                     arg: "a",
@@ -94,8 +95,9 @@ fn cholesky_imp<T: Real>(
                 }
             }
         }
-        Ok(vec![out])
-    })
+        Ok(())
+    })?;
+    Ok(vec![t])
 }
 
 /// LU decomposition `a = P L U`, `(m,n)->(m,m),(m,k),(k,n)` with `k = min(m, n)`, like

@@ -4,8 +4,9 @@ use crate::batch::{ArgSpec, Batched, Core, OutSpec, check_arity, float_dtype, ro
 use crate::decomp::matrix_dims;
 use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from};
 use crate::{LinalgError, Real};
+use faer::dyn_stack::StackReq;
 use faer::prelude::*;
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatMut, MatRef, Side};
 use oxtensor_data::Tensor;
 
 /// What [`solve`] may assume about `a` (SciPy's `assume_a`).
@@ -207,13 +208,21 @@ fn cho_solve_imp<T: Real>(
     let b = Batched::<T>::new(OP, inputs, args)?;
     let m = b.square(0, "c")?;
     let out = rhs_shape(&b, 1, m)?;
-    b.run(&[OutSpec::float(&out)], |c| {
+    let cols = out.get(1).copied().unwrap_or(1);
+    let x = b.run_into(&out, StackReq::EMPTY, |c, x, _| {
+        // Both triangular solves run in place in the element's output slice.
         let t = c[0].mat();
         let l = if p.lower { t } else { t.transpose() };
-        let y = tri_solve(OP, "c", l, true, false, c[1].mat())?;
-        let x = tri_solve(OP, "c", l.transpose(), false, false, y.as_ref())?;
-        Ok(vec![rows(x.as_ref())])
-    })
+        if let Some(i) = (0..m).find(|&i| l[(i, i)] == T::lit(0.0)) {
+            return Err(singular(OP, "c", i));
+        }
+        x.copy_from_slice(c[1].data);
+        let mut view = MatMut::from_row_major_slice_mut(x, m, cols);
+        l.solve_lower_triangular_in_place(view.rb_mut());
+        l.transpose().solve_upper_triangular_in_place(view);
+        Ok(())
+    })?;
+    Ok(vec![x])
 }
 
 /// Parameters of [`lu_solve`].
