@@ -3,55 +3,11 @@
 //! backends, including broadcast parameters; the next generator is the advanced state; shared
 //! generators advance through updates; errors name the argument.
 
-use oxtensor::random::{
-    self, Distribution, Generator, default_rng, generator_to_tensor, get_generator, shared_rng,
-};
+use oxtensor::random::{self, Distribution, Generator, default_rng, get_generator, shared_rng};
 use oxtensor::{DType, Mode, Tensor, Var, function, grad_vars, ops, vector};
+use random_common::{c, check_all_modes, ci, modes, rng_const, size};
 
-/// The modes both backends are checked in: the interpreter and the default (native).
-fn modes() -> Vec<Mode> {
-    vec![
-        Mode::FAST_COMPILE,
-        Mode::FAST_RUN,
-        Mode::new("interp", "fast_run").expect("mode"),
-    ]
-}
-
-fn c(v: f64) -> Var {
-    Var::constant(Tensor::scalar(v))
-}
-
-fn ci(v: i64) -> Var {
-    Var::constant(Tensor::scalar(v))
-}
-
-fn size(dims: &[i64]) -> Var {
-    let d: Vec<Var> = dims.iter().map(|&n| Var::int_constant(n)).collect();
-    ops::random::size_vector(Some(&d)).expect("size")
-}
-
-fn rng_const(seed: u128) -> Var {
-    Var::constant(generator_to_tensor(&default_rng(seed)))
-}
-
-/// Runs `(next_rng, draw)` in every mode and checks each gives the same values as `want`
-/// (bitwise) and the same next state as the generator `after`.
-fn check_all_modes(next: &Var, draw: &Var, want: &[f64], after: &Generator) {
-    for mode in modes() {
-        let f = function(&[], &[next.clone(), draw.clone()])
-            .mode(mode.clone())
-            .build()
-            .expect("compile");
-        let out = f.call(&[]).expect("call");
-        let got = out[1].to_vec_as::<f64>();
-        assert_eq!(got.len(), want.len());
-        for (g, w) in got.iter().zip(want) {
-            assert_eq!(g.to_bits(), w.to_bits(), "{mode:?}: {got:?} vs {want:?}");
-        }
-        let state = random::generator_from_tensor(&out[0]).expect("rng").state();
-        assert_eq!(state, after.state(), "next generator in {mode:?}");
-    }
-}
+mod random_common;
 
 #[test]
 fn normal_with_broadcast_parameters_matches_numpy() {

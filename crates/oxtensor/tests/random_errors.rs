@@ -4,40 +4,14 @@
 //! `betabinom`) and `multivariate_normal` with `svd`/`eigh` factors are single random nodes
 //! drawing the same stream as the generator's own methods.
 
-use oxtensor::random::{self, Distribution, Generator, default_rng, generator_to_tensor};
-use oxtensor::{DType, Mode, Tensor, Var, function, ops};
+use oxtensor::random::{self, Distribution, default_rng};
+use oxtensor::{DType, Tensor, Var, function, ops};
+use random_common::{c, check_all_modes, ci, modes, rng_const, size, vec_c};
 
-fn modes() -> Vec<Mode> {
-    vec![
-        Mode::FAST_COMPILE,
-        Mode::FAST_RUN,
-        Mode::new("interp", "fast_run").expect("mode"),
-    ]
-}
-
-fn c(v: f64) -> Var {
-    Var::constant(Tensor::scalar(v))
-}
-
-fn ci(v: i64) -> Var {
-    Var::constant(Tensor::scalar(v))
-}
-
-fn vec_c(v: &[f64]) -> Var {
-    Var::constant(Tensor::from_slice(v, &[v.len()]).expect("vector"))
-}
+mod random_common;
 
 fn mat_c(v: &[f64], n: usize) -> Var {
     Var::constant(Tensor::from_slice(v, &[n, n]).expect("matrix"))
-}
-
-fn size(dims: &[i64]) -> Var {
-    let d: Vec<Var> = dims.iter().map(|&n| Var::int_constant(n)).collect();
-    ops::random::size_vector(Some(&d)).expect("size")
-}
-
-fn rng_const(seed: u128) -> Var {
-    Var::constant(generator_to_tensor(&default_rng(seed)))
 }
 
 /// Runs `draw` in every mode and returns each mode's error message.
@@ -183,25 +157,6 @@ fn bad_parameters_give_numpys_message_naming_the_variable() {
                 "{dist:?}: {err}"
             );
         }
-    }
-}
-
-/// Runs `(next_rng, draw)` in every mode: each draw must equal `want` bitwise and the next
-/// generator must be `after`'s state.
-fn check_all_modes(next: &Var, draw: &Var, want: &[f64], after: &Generator) {
-    for mode in modes() {
-        let f = function(&[], &[next.clone(), draw.clone()])
-            .mode(mode.clone())
-            .build()
-            .expect("compile");
-        let out = f.call(&[]).expect("call");
-        let got = out[1].to_vec_as::<f64>();
-        assert_eq!(got.len(), want.len());
-        for (g, w) in got.iter().zip(want) {
-            assert_eq!(g.to_bits(), w.to_bits(), "{mode:?}: {got:?} vs {want:?}");
-        }
-        let state = random::generator_from_tensor(&out[0]).expect("rng").state();
-        assert_eq!(state, after.state(), "next generator in {mode:?}");
     }
 }
 

@@ -3,38 +3,18 @@
 //! of arrays, batched by `size`. Values were written by NumPy 2.4.6; both backends are checked,
 //! and the next generator is the advanced state.
 
-use oxtensor::random::{self, Distribution, Generator, default_rng, generator_to_tensor};
-use oxtensor::{DType, Mode, Tensor, Var, function, ops};
+use oxtensor::random::{self, Distribution, Generator, default_rng};
+use oxtensor::{DType, Tensor, Var, function, ops};
+use random_common::{draws_in_all_modes, ints, rng_const};
 
-fn modes() -> Vec<Mode> {
-    vec![
-        Mode::FAST_COMPILE,
-        Mode::FAST_RUN,
-        Mode::new("interp", "fast_run").expect("mode"),
-    ]
-}
-
-fn rng_const(seed: u128) -> Var {
-    Var::constant(generator_to_tensor(&default_rng(seed)))
-}
-
-fn ints(v: &[i64]) -> Var {
-    Var::constant(Tensor::from_slice(v, &[v.len()]).expect("vector"))
-}
+mod random_common;
 
 /// Runs `(next_rng, draw)` in every mode: the draw has shape `shape` and values `want`, and
 /// the next generator is `after`.
-fn check(next: &Var, draw: &Var, shape: &[usize], want: &[f64], after: &Generator) {
-    for mode in modes() {
-        let f = function(&[], &[next.clone(), draw.clone()])
-            .mode(mode.clone())
-            .build()
-            .expect("compile");
-        let out = f.call(&[]).expect("call");
-        assert_eq!(out[1].shape(), shape, "{mode:?}");
-        assert_eq!(out[1].to_vec_as::<f64>(), want, "{mode:?}");
-        let state = random::generator_from_tensor(&out[0]).expect("rng").state();
-        assert_eq!(state, after.state(), "next generator in {mode:?}");
+fn check_shapes(next: &Var, draw: &Var, shape: &[usize], want: &[f64], after: &Generator) {
+    for (mode, t) in draws_in_all_modes(next, draw, after) {
+        assert_eq!(t.shape(), shape, "{mode:?}");
+        assert_eq!(t.to_vec_as::<f64>(), want, "{mode:?}");
     }
 }
 
@@ -52,7 +32,7 @@ fn choice_without_replacement_of_a_population_size() {
     assert_eq!(x.ty().shape.as_slice(), &[Some(2), Some(3)]);
     let mut g = default_rng(21);
     g.choice_without_replacement(10, 6).expect("valid");
-    check(&next, &x, &[2, 3], &[8.0, 9.0, 7.0, 4.0, 1.0, 2.0], &g);
+    check_shapes(&next, &x, &[2, 3], &[8.0, 9.0, 7.0, 4.0, 1.0, 2.0], &g);
 }
 
 #[test]
@@ -72,7 +52,7 @@ fn weighted_choice_without_replacement_of_an_array() {
     let mut g = default_rng(23);
     g.choice_without_replacement_p(&[0.1, 0.2, 0.3, 0.25, 0.15], 3)
         .expect("valid");
-    check(&next, &x, &[3], &[4.5, 2.5, 1.5], &g);
+    check_shapes(&next, &x, &[3], &[4.5, 2.5, 1.5], &g);
 }
 
 #[test]
@@ -128,7 +108,7 @@ fn permutation_batched_by_size_and_of_matrix_rows() {
     let want = [
         30.0, 20.0, 40.0, 10.0, 10.0, 30.0, 20.0, 40.0, 10.0, 20.0, 30.0, 40.0,
     ];
-    check(&next, &p, &[3, 4], &want, &g);
+    check_shapes(&next, &p, &[3, 4], &want, &g);
 
     // np.random.default_rng(25).permutation(np.arange(6.).reshape(3, 2)): rows shuffled.
     let m = Var::constant(Tensor::from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2]).expect("m"));
@@ -142,5 +122,5 @@ fn permutation_batched_by_size_and_of_matrix_rows() {
     .expect("permutation");
     let mut g = default_rng(25);
     drop(g.permutation(3));
-    check(&next, &q, &[3, 2], &[2.0, 3.0, 4.0, 5.0, 0.0, 1.0], &g);
+    check_shapes(&next, &q, &[3, 2], &[2.0, 3.0, 4.0, 5.0, 0.0, 1.0], &g);
 }
