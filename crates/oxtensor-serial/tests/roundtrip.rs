@@ -172,7 +172,7 @@ fn linear_algebra_and_random_draws_round_trip() {
     let l = linalg::cholesky(&spd, true, false).expect("chol");
     let x = linalg::solve(&spd, &m, oxtensor::AssumeA::PositiveDefinite, true, false, None).expect("solve");
     let rng = shared_rng(42, Some("rng"));
-    let (next, draw) = normal(&rng, &Var::scalar_constant(1.0, DType::F64), &Var::scalar_constant(2.0, DType::F64), Some(&ops::random::size_vector(Some(&[Var::int_constant(4)])).expect("size"))).expect("normal");
+    let (next, draw) = normal(&rng, &Var::scalar_constant(1.0, DType::F64), &Var::scalar_constant(2.0, DType::F64), Some(&oxtensor::random::size_vector(Some(&[Var::int_constant(4)])).expect("size"))).expect("normal");
     let b = Bundle {
         inputs: vec![m],
         outputs: vec![l, x, draw],
