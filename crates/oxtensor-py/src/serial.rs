@@ -78,7 +78,8 @@ fn serialize(
     let outputs = vars(&outputs, "outputs")?;
     let updates = pairs(&updates, "updates")?;
     let givens = pairs(&givens, "givens")?;
-    let meta = serde_json::from_str(meta).map_err(|e| value_err(format!("meta is not JSON: {e}")))?;
+    let meta =
+        serde_json::from_str(meta).map_err(|e| value_err(format!("meta is not JSON: {e}")))?;
     let roots: Vec<Var> = outputs
         .iter()
         .chain(updates.iter().flat_map(|(a, b)| [a, b]))
@@ -104,8 +105,9 @@ fn deserialize<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyTuple>
     for (g, update) in &b.generators {
         crate::random::register_generator(g.clone(), update.clone());
     }
-    let wrap_all =
-        |vs: &[Var]| -> PyResult<Vec<Py<PyAny>>> { vs.iter().map(|v| wrap(py, v.clone())).collect() };
+    let wrap_all = |vs: &[Var]| -> PyResult<Vec<Py<PyAny>>> {
+        vs.iter().map(|v| wrap(py, v.clone())).collect()
+    };
     let wrap_pairs = |ps: &[(Var, Var)]| -> PyResult<Vec<(Py<PyAny>, Py<PyAny>)>> {
         ps.iter()
             .map(|(a, b)| Ok((wrap(py, a.clone())?, wrap(py, b.clone())?)))

@@ -169,7 +169,10 @@ pub fn decode(text: &str) -> Result<Bundle, SerialError> {
         });
     }
     if version == 0 {
-        return Err(SerialError::invalid("document.version", "version 0 does not exist"));
+        return Err(SerialError::invalid(
+            "document.version",
+            "version 0 does not exist",
+        ));
     }
     let mut dec = Decoder::default();
     for (i, node) in doc.array("nodes")?.iter().enumerate() {
@@ -192,7 +195,10 @@ pub fn decode(text: &str) -> Result<Bundle, SerialError> {
     }
     let givens = complete(pair_refs(&dec, &doc, "givens", false)?);
     let generators = pair_refs(&dec, &doc, "generators", true)?;
-    if let Some(i) = generators.iter().position(|(s, _)| s.shared_value().is_none()) {
+    if let Some(i) = generators
+        .iter()
+        .position(|(s, _)| s.shared_value().is_none())
+    {
         return Err(SerialError::invalid(
             &format!("document.generators[{i}]"),
             "expected a shared variable",

@@ -5,13 +5,13 @@
 //! (`{"inputs": [types], "outputs": [refs]}`) whose nodes live in the document's node table.
 //! The linear-algebra and random families are in [`crate::family`].
 
+use crate::SerialError;
 use crate::family;
 use crate::json::Obj;
 use crate::reader::Decoder;
 use crate::scalar;
 use crate::tensor::{decode_dtype, encode_dtype};
 use crate::writer::Encoder;
-use crate::SerialError;
 use oxtensor_graph::{
     ArgReduceOp, Axes, GradMarker, IfElse, IndexEntry, IndexSpec, Op, OpFromGraph, ReduceOp,
     ScalarOp, Scan,
@@ -219,7 +219,9 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             );
             put(
                 "pushforward",
-                o.pushforward.as_ref().map_or(Value::Null, |g| enc.frozen(g)),
+                o.pushforward
+                    .as_ref()
+                    .map_or(Value::Null, |g| enc.frozen(g)),
             );
             let implicit: Vec<Value> = o.implicit.iter().map(|v| enc.var(v)).collect();
             put("implicit", Value::Array(implicit));
@@ -264,7 +266,11 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
                 .opt("dtype")
                 .map(|d| decode_dtype(d, &o.path("dtype")))
                 .transpose()?;
-            Op::Elemwise(scalar::from_name(o.str("scalar")?, cast, &o.path("scalar"))?)
+            Op::Elemwise(scalar::from_name(
+                o.str("scalar")?,
+                cast,
+                &o.path("scalar"),
+            )?)
         }
         "Reduce" => Op::Reduce {
             op: reduce_of(o)?,
@@ -336,11 +342,7 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
         }),
         "MatMul" => Op::MatMul,
         "OpFromGraph" => {
-            let optional = |key: &str| {
-                o.opt(key)
-                    .map(|g| dec.frozen(g, &o.path(key)))
-                    .transpose()
-            };
+            let optional = |key: &str| o.opt(key).map(|g| dec.frozen(g, &o.path(key))).transpose();
             let at = o.path("implicit");
             let implicit = o
                 .array("implicit")?

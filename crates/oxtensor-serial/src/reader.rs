@@ -2,10 +2,10 @@
 //! node, each apply node rebuilt through the graph builder (which checks arity, dtypes and
 //! shapes) and its declared output types compared with the ones the builder infers.
 
+use crate::SerialError;
 use crate::json::{Obj, array, obj, usize_of};
 use crate::ops::decode_op;
 use crate::tensor::{decode_tensor, decode_type};
-use crate::SerialError;
 use oxtensor_graph::{FrozenGraph, NodeKind, Op, Scan, Var, toposort};
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -21,19 +21,20 @@ impl Decoder {
     pub fn var(&self, value: &Value, at: &str) -> Result<Var, SerialError> {
         let pair = array(value, at)?;
         let [node, out] = pair else {
-            return Err(SerialError::invalid(at, "expected a reference [node, output]"));
+            return Err(SerialError::invalid(
+                at,
+                "expected a reference [node, output]",
+            ));
         };
         let node = usize_of(node, at)?;
         let out = usize_of(out, at)?;
         let outputs = self.nodes.get(node).ok_or_else(|| {
-            SerialError::invalid(
-                at,
-                format!("node {node} is not defined before it is used"),
-            )
+            SerialError::invalid(at, format!("node {node} is not defined before it is used"))
         })?;
-        outputs.get(out).cloned().ok_or_else(|| {
-            SerialError::invalid(at, format!("node {node} has no output {out}"))
-        })
+        outputs
+            .get(out)
+            .cloned()
+            .ok_or_else(|| SerialError::invalid(at, format!("node {node} has no output {out}")))
     }
 
     /// A reference that must name a shared variable.
@@ -66,7 +67,10 @@ impl Decoder {
         let check = |v: &Var| match v.node().kind() {
             NodeKind::Placeholder(i) if types.get(*i) != Some(v.ty()) => Err(SerialError::invalid(
                 at,
-                format!("the inner graph reads placeholder {i} of type {}, which is not its input {i}", v.ty()),
+                format!(
+                    "the inner graph reads placeholder {i} of type {}, which is not its input {i}",
+                    v.ty()
+                ),
             )),
             NodeKind::Input | NodeKind::Shared(_) => Err(SerialError::invalid(
                 at,
@@ -99,9 +103,9 @@ impl Decoder {
         let g = self.frozen(value, at)?;
         let scalar = g.input_types().iter().all(|t| t.ndim() == 0)
             && g.outputs().iter().all(|v| v.ndim() == 0)
-            && toposort(g.outputs())
-                .iter()
-                .all(|n| matches!(n.op(), Some(Op::Elemwise(_))) && n.types().iter().all(|t| t.ndim() == 0));
+            && toposort(g.outputs()).iter().all(|n| {
+                matches!(n.op(), Some(Op::Elemwise(_))) && n.types().iter().all(|t| t.ndim() == 0)
+            });
         if !scalar {
             return Err(SerialError::invalid(
                 at,
@@ -167,7 +171,11 @@ impl Decoder {
         if declared.len() != outputs.len() {
             return Err(SerialError::invalid(
                 &types_at,
-                format!("{} types declared for {} outputs", declared.len(), outputs.len()),
+                format!(
+                    "{} types declared for {} outputs",
+                    declared.len(),
+                    outputs.len()
+                ),
             ));
         }
         for (i, (t, v)) in declared.iter().zip(&outputs).enumerate() {

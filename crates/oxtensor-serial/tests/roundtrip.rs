@@ -120,12 +120,19 @@ fn inner_graph_ops_round_trip() {
     let (a, b) = (vector("a", DType::F64), vector("b", DType::F64));
     let s = shared(f64s(&[0.5, -0.5, 2.0]), Some("s"));
     let body = (&a * &b).exp() + &s;
-    let op = Arc::new(OpFromGraph::new(&[a.clone(), b.clone()], &[body], Some("bump")).expect("op"));
+    let op =
+        Arc::new(OpFromGraph::new(&[a.clone(), b.clone()], &[body], Some("bump")).expect("op"));
     let (u, v) = (vector("u", DType::F64), vector("v", DType::F64));
     let called = op.call(&[u.clone(), v.clone()]).expect("call").remove(0);
     let c = oxtensor::scalar("c", DType::F64);
-    let cond = ops::elemwise(oxtensor::oxtensor_graph::ScalarOp::Gt, &[c.clone(), Var::scalar_constant(0.0, DType::F64)]).expect("gt");
-    let branched = ifelse(&cond, &[&called * 2.0], &[u.sin()]).expect("ifelse").remove(0);
+    let cond = ops::elemwise(
+        oxtensor::oxtensor_graph::ScalarOp::Gt,
+        &[c.clone(), Var::scalar_constant(0.0, DType::F64)],
+    )
+    .expect("gt");
+    let branched = ifelse(&cond, &[&called * 2.0], &[u.sin()])
+        .expect("ifelse")
+        .remove(0);
 
     // An AR(1) loop whose step reads a non-sequence.
     let (xt, hp) = (
@@ -168,11 +175,32 @@ fn inner_graph_ops_round_trip() {
 #[test]
 fn linear_algebra_and_random_draws_round_trip() {
     let m = oxtensor::matrix("m", DType::F64);
-    let spd = &ops::matmul(&m, &m.t()).expect("mm") + &ops::eye(&Var::int_constant(3), &Var::int_constant(3), &Var::int_constant(0), DType::F64).expect("eye");
+    let spd = &ops::matmul(&m, &m.t()).expect("mm")
+        + &ops::eye(
+            &Var::int_constant(3),
+            &Var::int_constant(3),
+            &Var::int_constant(0),
+            DType::F64,
+        )
+        .expect("eye");
     let l = linalg::cholesky(&spd, true, false).expect("chol");
-    let x = linalg::solve(&spd, &m, oxtensor::AssumeA::PositiveDefinite, true, false, None).expect("solve");
+    let x = linalg::solve(
+        &spd,
+        &m,
+        oxtensor::AssumeA::PositiveDefinite,
+        true,
+        false,
+        None,
+    )
+    .expect("solve");
     let rng = shared_rng(42, Some("rng"));
-    let (next, draw) = normal(&rng, &Var::scalar_constant(1.0, DType::F64), &Var::scalar_constant(2.0, DType::F64), Some(&oxtensor::random::size_vector(Some(&[Var::int_constant(4)])).expect("size"))).expect("normal");
+    let (next, draw) = normal(
+        &rng,
+        &Var::scalar_constant(1.0, DType::F64),
+        &Var::scalar_constant(2.0, DType::F64),
+        Some(&oxtensor::random::size_vector(Some(&[Var::int_constant(4)])).expect("size")),
+    )
+    .expect("normal");
     let b = Bundle {
         inputs: vec![m],
         outputs: vec![l, x, draw],
@@ -182,7 +210,8 @@ fn linear_algebra_and_random_draws_round_trip() {
     };
     let back = round_trip(&b);
     assert_eq!(back.generators.len(), 1);
-    let args = [Tensor::from_slice(&[2.0, 0.5, 0.0, 0.1, 1.5, 0.3, 0.0, 0.2, 1.0], &[3, 3]).expect("m")];
+    let args =
+        [Tensor::from_slice(&[2.0, 0.5, 0.0, 0.1, 1.5, 0.3, 0.0, 0.2, 1.0], &[3, 3]).expect("m")];
     let mode = Mode::FAST_COMPILE;
     // Same values, and the generator state advanced identically (the second call draws anew).
     for _ in 0..2 {
@@ -210,21 +239,45 @@ fn corrupt_hostile_and_newer_documents_are_refused() {
     assert!(err(r#"{"format": "other"}"#).contains("not an oxtensor graph"));
     let newer = good.replace(r#""version":1"#, r#""version":7"#);
     let e = decode(&newer).err().expect("newer");
-    assert!(matches!(e, SerialError::NewerVersion { found: 7, supported: 1 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            SerialError::NewerVersion {
+                found: 7,
+                supported: 1
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("upgrade"));
-    assert!(err(&good.replace(r#""scalar":"Exp""#, r#""scalar":"Frob""#)).contains("unknown scalar op \"Frob\""));
-    assert!(err(&good.replace(r#""op":"Elemwise""#, r#""op":"Mystery""#)).contains("unknown op \"Mystery\""));
+    assert!(
+        err(&good.replace(r#""scalar":"Exp""#, r#""scalar":"Frob""#))
+            .contains("unknown scalar op \"Frob\"")
+    );
+    assert!(
+        err(&good.replace(r#""op":"Elemwise""#, r#""op":"Mystery""#))
+            .contains("unknown op \"Mystery\"")
+    );
     assert!(err(&good.replace("float64", "float128")).contains("unknown dtype"));
     // The constant 1.0 is 8 bytes: a shortened payload is refused.
     let v: serde_json::Value = serde_json::from_str(&good).expect("json");
     let nodes = v["nodes"].as_array().expect("nodes");
-    let k = nodes.iter().position(|n| n["kind"] == "constant").expect("constant");
-    let data = nodes[k]["value"]["data"].as_str().expect("data").to_string();
+    let k = nodes
+        .iter()
+        .position(|n| n["kind"] == "constant")
+        .expect("constant");
+    let data = nodes[k]["value"]["data"]
+        .as_str()
+        .expect("data")
+        .to_string();
     assert!(err(&good.replace(&data, "AAAA")).contains("bytes for a float64 tensor"));
     assert!(err(&good.replace(&data, "@@@@")).contains("corrupt base64"));
     // Wrong arity: Exp given its input twice.
     let mut bad = v.clone();
-    let exp = nodes.iter().position(|n| n["op"]["scalar"] == "Exp").expect("exp");
+    let exp = nodes
+        .iter()
+        .position(|n| n["op"]["scalar"] == "Exp")
+        .expect("exp");
     let input = bad["nodes"][exp]["inputs"][0].clone();
     bad["nodes"][exp]["inputs"] = serde_json::json!([input.clone(), input]);
     assert!(err(&bad.to_string()).contains(&format!("nodes[{exp}]")));
