@@ -146,10 +146,10 @@ def test_split_and_matmul():
 def test_ifelse_and_scan():
     x, a = pt.vector("x"), pt.scalar("a")
     y = oxtensor.ifelse(a > 0, [pt.exp(x).sum(), x * 2], [pt.sin(x).sum(), x - 1])
-    h, _ = oxtensor.scan(lambda xt, hp: a * hp + xt, sequences=[x], outputs_info=[pt.constant(0.0)])
+    h, _ = oxtensor.scan(lambda xt, hp: a * hp + xt, sequences=[x], outputs_info=[pt.constant(np.array(0.0))])
     r, _ = oxtensor.scan(lambda xt, xp, hp: hp + xt * xp, sequences=[dict(input=x, taps=[0, -1])],
-                         outputs_info=[pt.constant(1.0)], go_backwards=True)
-    fib, _ = oxtensor.scan(lambda h2, h1: h1 + h2, outputs_info=[dict(initial=pt.as_tensor([0.0, 1.0]), taps=[-2, -1])],
+                         outputs_info=[pt.constant(np.array(1.0))], go_backwards=True)
+    fib, _ = oxtensor.scan(lambda h2, h1: h1 + h2, outputs_info=[dict(initial=pt.as_tensor(np.array([0.0, 1.0])), taps=[-2, -1])],
                            n_steps=8)
     for sign in (1.0, -1.0):
         check([x, a], [*y, h, h[-1], r, fib], [RNG.normal(size=6), sign * 0.7])

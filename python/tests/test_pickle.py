@@ -24,7 +24,7 @@ def model():
     x = pt.vector("x")
     a = pt.scalar("a")
     w = oxtensor.shared(np.array([0.5, -1.0, 2.0]), name="w")
-    h, _ = oxtensor.scan(lambda xt, hp: a * hp + xt, sequences=[x], outputs_info=[pt.constant(0.0)])
+    h, _ = oxtensor.scan(lambda xt, hp: a * hp + xt, sequences=[x], outputs_info=[pt.constant(np.array(0.0))])
     y = oxtensor.ifelse(pt.gt(a, 0), pt.exp(-x * w).sum() + h[-1], pt.sin(x).sum())
     f = oxtensor.function(
         [x, oxtensor.In(a, value=0.9)], [y, h], updates=[(w, w * 1.5 + x)], name="model"

@@ -42,7 +42,7 @@ class SerializationError(ValueError):
 
 
 def _array_json(value):
-    a = np.ascontiguousarray(value)
+    a = np.array(value, order="C")  # (ascontiguousarray would make a 0-d value 1-d)
     le = a.astype(a.dtype.newbyteorder("<"), copy=False)
     return {"dtype": a.dtype.name, "shape": list(a.shape), "data": base64.b64encode(le.tobytes()).decode()}
 
