@@ -216,3 +216,37 @@ def test_jax_functions_pickle():
     g = pickle.loads(pickle.dumps(f))
     for _ in range(2):
         assert f(np.ones(2)) == g(np.ones(2))
+
+
+# The elementwise suite's own tables (test_elemwise.py), in both float dtypes and over 0-d,
+# empty and broadcast shapes: JAX against the default mode (float32 within 4 ulp-ish, 2e-6).
+from test_elemwise import BINARY as SUITE_BINARY  # noqa: E402
+from test_elemwise import UNARY as SUITE_UNARY  # noqa: E402
+from conftest import random_array  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("f,ref,domain", SUITE_UNARY, ids=[u[0].__name__ for u in SUITE_UNARY])
+def test_elementwise_suite_unary(f, ref, domain, dtype):
+    rtol = 2e-6 if dtype == "float32" else 1e-12
+    for shape in [(), (7,), (2, 0, 3)]:
+        a = random_array(RNG, shape, dtype)
+        if domain is not None:
+            a = domain(a).astype(dtype)
+        x = pt.tensor("x", dtype=dtype, shape=(None,) * a.ndim)
+        check([x], f(x), [a], rtol=rtol, atol=1e-6 if dtype == "float32" else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("f,ref,domain", SUITE_BINARY, ids=[b[0].__name__ for b in SUITE_BINARY])
+def test_elementwise_suite_binary(f, ref, domain, dtype):
+    rtol = 2e-6 if dtype == "float32" else 1e-12
+    a = random_array(RNG, (3, 4), dtype)
+    b = random_array(RNG, (1, 4), dtype)
+    if domain is not None:
+        b = domain(b).astype(dtype)
+    if f is pt.pow:
+        a = np.abs(a).astype(dtype)
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    y = pt.tensor("y", dtype=dtype, shape=(1, None))
+    check([x, y], f(x, y), [a, b], rtol=rtol, atol=1e-6 if dtype == "float32" else 1e-14)
