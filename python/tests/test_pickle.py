@@ -198,3 +198,16 @@ def test_unaligned_and_read_only_inputs():
     # Also through a pickled function and as a shared value.
     g = pickle.loads(pickle.dumps(f))
     np.testing.assert_allclose(g(unaligned), np.exp(np.arange(5.0)) * 2, rtol=1e-13)
+
+
+def test_functions_returning_generators_pickle_and_copy():
+    rng = oxtensor.shared(np.random.default_rng(5))
+    nxt, d = pt.random.normal(0, 1, size=(2,), rng=rng, return_next_rng=True)
+    f = oxtensor.function([], [nxt, d])
+    g = pickle.loads(pickle.dumps(f))
+    h = copy.deepcopy(f)
+    a, b, c = f(), g(), h()
+    assert isinstance(b[0], np.random.Generator)
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[1], c[1])
+    np.testing.assert_array_equal(a[0].normal(size=3), b[0].normal(size=3))
