@@ -22,6 +22,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The Python module implementing pickling and copies of functions.
+fn pickling(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import(intern!(py, "oxtensor.compile.pickling"))
+}
+
 /// Total input elements above which a call releases the GIL while it runs.
 const DETACH_ELEMENTS: usize = 1 << 15;
 
@@ -46,6 +51,9 @@ pub struct PyFunction {
     dtypes: Vec<DType>,
     allow_downcast: Option<bool>,
     name: Option<String>,
+    /// How `oxtensor.function` was called (set once by it): what pickling, `copy` and
+    /// `oxtensor.save` rebuild the function from (`oxtensor.compile.pickling`).
+    recipe: std::sync::OnceLock<Py<PyAny>>,
 }
 
 fn vars_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Var>> {
@@ -223,6 +231,7 @@ fn compile(
         allow_downcast: allow_input_downcast,
         name,
         f,
+        recipe: std::sync::OnceLock::new(),
     })
 }
 
@@ -480,6 +489,85 @@ impl PyFunction {
         py.import(intern!(py, "oxtensor.printing"))?
             .getattr(intern!(py, "debugprint"))?
             .call((slf,), kwargs)
+    }
+
+    /// Records how the function was built (`oxtensor.function` calls this once).
+    fn _set_recipe(&self, recipe: Py<PyAny>) {
+        let _ = self.recipe.set(recipe);
+    }
+
+    /// How the function was built, or `None` for one not built by `oxtensor.function`.
+    #[getter]
+    fn _recipe(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.recipe.get().map(|r| r.clone_ref(py))
+    }
+
+    /// The compiled (rewritten) graph as a no-code document: user outputs, and the update
+    /// expressions as updates of their shared variables (what `jax_funcify` translates); with
+    /// the shared variables of the document's node table, in table order.
+    fn _serialized_graph(&self, py: Python<'_>) -> PyResult<(String, Vec<Py<PyAny>>)> {
+        let g = self.f.graph();
+        let n = self.f.n_outputs();
+        let outputs = g.outputs();
+        let updates = self
+            .update_targets
+            .iter()
+            .cloned()
+            .zip(outputs.iter().skip(n).cloned())
+            .collect();
+        let roots: Vec<Var> = outputs.to_vec();
+        let (text, shared) = oxtensor_serial::encode_with_shared(&oxtensor_serial::Bundle {
+            inputs: g.inputs().to_vec(),
+            outputs: outputs.iter().take(n).cloned().collect(),
+            updates,
+            givens: Vec::new(),
+            generators: crate::serial::generators_read(&roots),
+            meta: serde_json::Value::Null,
+        });
+        let shared = shared
+            .into_iter()
+            .map(|v| crate::var::wrap(py, v))
+            .collect::<PyResult<_>>()?;
+        Ok((text, shared))
+    }
+
+    /// Pickling: the function is written in the no-code format and compiled again when
+    /// loaded (`oxtensor.compile.pickling`).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        pickling(slf.py())?.call_method1("_reduce_function", (slf,))
+    }
+
+    /// `copy.copy`: an independent function sharing the shared variables.
+    fn __copy__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        pickling(slf.py())?.call_method1("copy_function", (slf, true))
+    }
+
+    /// `copy.deepcopy`: a function with its own copies of the shared variables.
+    fn __deepcopy__<'py>(
+        slf: &Bound<'py, Self>,
+        _memo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        pickling(slf.py())?.call_method1("copy_function", (slf, false))
+    }
+
+    /// PyTensor's `Function.copy(share_memory=False, swap=None, name=None, ...)`: a new
+    /// function of the same graph; `share_memory` keeps the shared variables, `swap` maps
+    /// shared variables to replacements.
+    #[pyo3(signature = (share_memory=false, swap=None, delete_updates=false, name=None, profile=None))]
+    fn copy<'py>(
+        slf: &Bound<'py, Self>,
+        share_memory: bool,
+        swap: Option<&Bound<'py, PyAny>>,
+        delete_updates: bool,
+        name: Option<&str>,
+        profile: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kwargs = pyo3::types::PyDict::new(slf.py());
+        kwargs.set_item("swap", swap)?;
+        kwargs.set_item("delete_updates", delete_updates)?;
+        kwargs.set_item("name", name)?;
+        kwargs.set_item("profile", profile)?;
+        pickling(slf.py())?.call_method("copy_function", (slf, share_memory), Some(&kwargs))
     }
 
     /// Releases intermediate storage (nothing is cached between calls; kept for PyTensor

@@ -28,6 +28,7 @@ pub mod operand;
 pub mod profile;
 pub mod random;
 pub mod scan;
+pub mod serial;
 pub mod site;
 pub mod var;
 
@@ -48,5 +49,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     linalg::register(m)?;
     random::register(m)?;
+    serial::register(m)?;
     Ok(())
 }

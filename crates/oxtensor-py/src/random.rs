@@ -48,6 +48,17 @@ pub fn is_generator(v: &Var) -> bool {
     registry().contains_key(v)
 }
 
+/// `None` when `v` is not a shared generator, else `Some` of its default update (for the
+/// serialized format, which records generators).
+pub fn generator_entry(v: &Var) -> Option<Option<Var>> {
+    registry().get(v).cloned()
+}
+
+/// Marks `v` as a shared generator with default update `update` (a decoded graph's).
+pub fn register_generator(v: Var, update: Option<Var>) {
+    registry().insert(v, update);
+}
+
 /// Wraps a shared generator variable in its Python class.
 pub fn wrap_generator(py: Python<'_>, v: Var) -> PyResult<Py<PyAny>> {
     let init = PyClassInitializer::from(PyVar { v }).add_subclass(PyRandomGenerator);

@@ -394,6 +394,19 @@ impl PyVar {
         self.v.describe()
     }
 
+    /// Pickling: the variable's graph in the no-code format (`oxtensor.compile.pickling`);
+    /// loading builds fresh variables (shared values and generator states included).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import(pyo3::intern!(py, "oxtensor.compile.pickling"))?
+            .call_method1("_reduce_variable", (slf,))
+    }
+
+    /// `copy.copy`: variables are immutable values, so the copy is the variable itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
     /// `"input"`, `"shared"`, `"constant"` or `"apply"`.
     #[getter]
     fn _kind(&self) -> &'static str {

@@ -31,6 +31,7 @@ from oxtensor import printing  # noqa: E402
 from oxtensor import gradient  # noqa: E402
 from oxtensor.gradient import grad  # noqa: E402
 from oxtensor.compile.builders import OpFromGraph  # noqa: E402
+from oxtensor.compile.pickling import SerializationError, load, save  # noqa: E402
 from oxtensor.ifelse import ifelse  # noqa: E402
 from oxtensor.scan.basic import scan  # noqa: E402  (the function: ``oxtensor.scan`` as in PyTensor)
 from oxtensor.scan.views import foldl, foldr, map, reduce  # noqa: E402
@@ -60,4 +61,7 @@ __all__ = [
     "reduce",
     "foldl",
     "foldr",
+    "save",
+    "load",
+    "SerializationError",
 ]

@@ -107,7 +107,7 @@ def function(
     if not no_default_updates:
         update_pairs += _default_updates(out_vars, update_pairs)
     mode_obj = get_mode(mode)
-    fn = _core.compile(
+    fn = _compile_recorded(
         in_vars,
         out_vars,
         single,
@@ -128,6 +128,26 @@ def function(
     out_gen = [_is_generator_value(v) for v in out_vars]
     if any(in_gen) or any(out_gen):
         return _GeneratorFunction(fn, in_gen, out_gen, single)
+    return fn
+
+
+def _compile_recorded(inputs, outputs, single, updates, givens, mode_spec, name, on_unused_input,
+                      trust_input, allow_input_downcast, defaults, input_names, profile):
+    """``_core.compile``, remembering its arguments on the function (what pickling, ``copy``
+    and ``oxtensor.save`` rebuild it from); a JAX mode builds a ``JAXFunction`` instead."""
+    recipe = {
+        "inputs": list(inputs), "outputs": list(outputs), "single": single,
+        "updates": list(updates), "givens": list(givens), "mode": tuple(mode_spec), "name": name,
+        "on_unused_input": on_unused_input, "allow_input_downcast": allow_input_downcast,
+        "defaults": list(defaults), "input_names": list(input_names), "profile": bool(profile),
+    }
+    if mode_spec[0] == "JAX":
+        from oxtensor.link.jax.function import JAXFunction
+
+        return JAXFunction(recipe, trust_input)
+    fn = _core.compile(inputs, outputs, single, updates, givens, tuple(mode_spec), name, on_unused_input,
+                       trust_input, allow_input_downcast, defaults, input_names, profile)
+    fn._set_recipe(recipe)
     return fn
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from oxtensor import _core
 
-__all__ = ["Mode", "get_mode", "FAST_RUN", "FAST_COMPILE", "predefined_modes"]
+__all__ = ["Mode", "get_mode", "FAST_RUN", "FAST_COMPILE", "JAX", "predefined_modes"]
 
 
 class Mode:
     """A compilation mode: ``Mode(linker=None, optimizer="fast_run")``."""
 
     def __init__(self, linker=None, optimizer="default", db=None, *, name=None):
-        if name is not None and not _core.mode_exists(name):
-            raise ValueError(f"unknown mode {name!r}; use 'FAST_RUN' or 'FAST_COMPILE'")
+        if name is not None and name != "JAX" and not _core.mode_exists(name):
+            raise ValueError(f"unknown mode {name!r}; use 'FAST_RUN', 'FAST_COMPILE' or 'JAX'")
         self.name = name
         self.linker = None if linker is None else str(linker)
         self.optimizer = None if optimizer is None else str(optimizer)
@@ -77,7 +77,10 @@ class Mode:
 
 FAST_RUN = Mode(name="FAST_RUN")
 FAST_COMPILE = Mode(name="FAST_COMPILE")
-predefined_modes = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE}
+#: The graph translated to one jitted JAX function (``oxtensor.link.jax``); rewritten with
+#: FAST_RUN's passes but ``fusion`` and ``scan_last_only``.
+JAX = Mode(name="JAX")
+predefined_modes = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "JAX": JAX}
 
 
 def get_mode(mode) -> Mode:

@@ -89,7 +89,16 @@ class _GeneratorFunction:
         return [_generator_from_words(o) if g else o for o, g in zip(out, self._out_gen)]
 
     def __getattr__(self, name):
+        if name == "_fn":  # not set yet (while unpickling): no attribute to forward to
+            raise AttributeError(name)
         return getattr(self._fn, name)
+
+    def __reduce__(self):
+        return (_GeneratorFunction, (self._fn, self._in_gen, self._out_gen, self._single))
+
+    def copy(self, *args, **kwargs):
+        """As ``Function.copy``, keeping the generator conversions."""
+        return _GeneratorFunction(self._fn.copy(*args, **kwargs), self._in_gen, self._out_gen, self._single)
 
 
 def _method(rng, name):

@@ -1,0 +1,1 @@
+"""Other engines a graph runs on (PyTensor's ``pytensor.link``): ``oxtensor.link.jax``."""

@@ -1,0 +1,94 @@
+"""A serialized graph (``docs/serialization.md``) turned into one Python function of JAX calls.
+
+The document's node table is read as it is: a graph (outer, or the body of a Composite, an
+IfElse branch, a Scan step, an OpFromGraph) is the set of nodes its outputs reach through node
+inputs, run in table order (the table is in dependency order). Each apply node is translated
+once, by its op family's module, into a callable of the input values returning the tuple of
+output values; an op without a translation raises ``NotImplementedError`` naming it while the
+function is built, not when it runs.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from oxtensor.link.jax import dispatch
+
+
+def array_of(doc):
+    """A constant or shared value of the document as a NumPy array."""
+    dt = np.dtype(doc["dtype"]).newbyteorder("<")
+    data = base64.b64decode(doc["data"])
+    return np.frombuffer(data, dtype=dt).reshape(doc["shape"]).astype(np.dtype(doc["dtype"]))
+
+
+class Document:
+    """A parsed document: its node table, with translations cached per node."""
+
+    def __init__(self, doc):
+        self.doc = doc
+        self.nodes = doc["nodes"]
+        self._translated = {}
+
+    def reachable(self, refs):
+        """Node indices reachable from ``refs`` through node inputs, in table order."""
+        seen, stack = set(), [r[0] for r in refs]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            node = self.nodes[n]
+            if node["kind"] == "apply":
+                stack.extend(r[0] for r in node["inputs"])
+        return sorted(seen)
+
+    def translated(self, n):
+        if n not in self._translated:
+            self._translated[n] = dispatch.translate(self.nodes[n], self)
+        return self._translated[n]
+
+    def program(self, out_refs, bound):
+        """A function of the values of the ``bound`` leaves (node index -> argument position)
+        computing ``out_refs``; constants are embedded, any other leaf is an error."""
+        order = self.reachable(out_refs)
+        steps = []
+        for n in order:
+            node = self.nodes[n]
+            kind = node["kind"]
+            if n in bound:
+                steps.append((n, "arg", bound[n]))
+            elif kind == "constant":
+                steps.append((n, "const", array_of(node["value"])))
+            elif kind == "apply":
+                steps.append((n, "apply", (self.translated(n), [tuple(r) for r in node["inputs"]])))
+            else:
+                raise ValueError(f"the graph reads node {n} ({kind}) without a value for it")
+        outs = [tuple(r) for r in out_refs]
+
+        def run(*args):
+            env = {}
+            for n, what, data in steps:
+                if what == "arg":
+                    env[n] = (args[data],)
+                elif what == "const":
+                    env[n] = (data,)
+                else:
+                    fn, refs = data
+                    env[n] = fn(*[env[i][o] for i, o in refs])
+            return tuple(env[i][o] for i, o in outs)
+
+        return run
+
+    def frozen(self, graph):
+        """The function of an inner graph (``{"inputs", "outputs"}``): its positional
+        arguments are the placeholders' values."""
+        outs = graph["outputs"]
+        bound = {
+            n: self.nodes[n]["index"]
+            for n in self.reachable(outs)
+            if self.nodes[n]["kind"] == "placeholder"
+        }
+        return self.program(outs, bound)
