@@ -34,7 +34,13 @@ done
 if [ -f crates/oxtensor-py/pyproject.toml ]; then
     section "Python: build and install the package"
     python3 -m pip install --quiet -r python/requirements-test.txt
-    python3 -m pip install --quiet ./crates/oxtensor-py
+    # The tests need a correct build, not a fast one: build the extension in cargo's `dev`
+    # profile, which reuses the dependencies `cargo test` compiled above (at opt-level 2) and
+    # compiles our crates without optimisation, instead of building everything again at
+    # opt-level 3 (1-2 minutes instead of 6-9; the tests run no slower, their time is in
+    # generated C and NumPy). Not the `test` profile: maturin would build a test harness. For a
+    # fast installed package, run `pip install ./crates/oxtensor-py` afterwards (README).
+    MATURIN_PEP517_ARGS="--profile dev" python3 -m pip install --quiet ./crates/oxtensor-py
     section "Python: tests"
     (cd python/tests && python3 -m pytest -q)
 fi
