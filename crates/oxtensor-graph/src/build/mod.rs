@@ -13,11 +13,13 @@ pub mod linalg;
 mod methods;
 pub mod random;
 mod reduce;
+mod special;
 
 pub use elemwise::*;
 pub use index::{Idx, inc_subtensor, set_subtensor, subtensor, take};
 pub use layout::*;
 pub use reduce::*;
+pub use special::*;
 
 use crate::{GraphError, Var};
 
