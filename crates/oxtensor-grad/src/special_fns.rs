@@ -59,14 +59,20 @@ pub(crate) fn pullback(
         Erfinv => vec![Some(scale(&b::exp(&b::sqr(z)?)?, 1.0 / FRAC_2_SQRT_PI))],
         Erfcinv => vec![Some(scale(&b::exp(&b::sqr(z)?)?, -1.0 / FRAC_2_SQRT_PI))],
         // erfcx' = 2x·erfcx(x) − 2/√π.
-        Erfcx => vec![Some(shift(&scale(&b::mul(&x(0)?, z)?, 2.0)?, -FRAC_2_SQRT_PI))],
+        Erfcx => vec![Some(shift(
+            &scale(&b::mul(&x(0)?, z)?, 2.0)?,
+            -FRAC_2_SQRT_PI,
+        ))],
         I0 => vec![Some(sp(I1, &[x(0)?]))],
         // I₁' = I₀ − I₁/x.
         I1 => vec![Some(b::sub(&sp(I0, &[x(0)?])?, &b::true_div(z, &x(0)?)?))],
         // I_v' = (I_{v−1} + I_{v+1}) / 2.
         Iv => {
             let (v, y) = (x(0)?, x(1)?);
-            let s = b::add(&sp(Iv, &[shift(&v, -1.0)?, y.clone()])?, &sp(Iv, &[shift(&v, 1.0)?, y])?)?;
+            let s = b::add(
+                &sp(Iv, &[shift(&v, -1.0)?, y.clone()])?,
+                &sp(Iv, &[shift(&v, 1.0)?, y])?,
+            )?;
             vec![None, Some(scale(&s, 0.5))]
         }
         // (I_v e^{−|x|})' = (ive_{v−1} + ive_{v+1}) / 2 − sign(x)·ive_v.
@@ -76,31 +82,46 @@ pub(crate) fn pullback(
                 &sp(Ive, &[shift(&v, -1.0)?, y.clone()])?,
                 &sp(Ive, &[shift(&v, 1.0)?, y.clone()])?,
             )?;
-            vec![None, Some(b::sub(&scale(&s, 0.5)?, &b::mul(&b::sign(&y)?, z)?))]
+            vec![
+                None,
+                Some(b::sub(&scale(&s, 0.5)?, &b::mul(&b::sign(&y)?, z)?)),
+            ]
         }
         J0 => vec![Some(b::neg(&sp(J1, &[x(0)?])?))],
         // J₁' = (J₀ − J₂) / 2.
         J1 => {
             let y = x(0)?;
             let two = fconst(2.0, z);
-            vec![Some(scale(&b::sub(&sp(J0, &[y.clone()])?, &sp(Jv, &[two, y])?)?, 0.5))]
+            vec![Some(scale(
+                &b::sub(&sp(J0, &[y.clone()])?, &sp(Jv, &[two, y])?)?,
+                0.5,
+            ))]
         }
         // J_v' = (J_{v−1} − J_{v+1}) / 2.
         Jv => {
             let (v, y) = (x(0)?, x(1)?);
-            let s = b::sub(&sp(Jv, &[shift(&v, -1.0)?, y.clone()])?, &sp(Jv, &[shift(&v, 1.0)?, y])?)?;
+            let s = b::sub(
+                &sp(Jv, &[shift(&v, -1.0)?, y.clone()])?,
+                &sp(Jv, &[shift(&v, 1.0)?, y])?,
+            )?;
             vec![None, Some(scale(&s, 0.5))]
         }
         // K_v' = −(K_{v−1} + K_{v+1}) / 2 (an integer order for `kn`, computed by `kv`).
         Kn | Kv => {
             let (v, y) = (x(0)?, x(1)?);
-            let s = b::add(&sp(Kv, &[shift(&v, -1.0)?, y.clone()])?, &sp(Kv, &[shift(&v, 1.0)?, y])?)?;
+            let s = b::add(
+                &sp(Kv, &[shift(&v, -1.0)?, y.clone()])?,
+                &sp(Kv, &[shift(&v, 1.0)?, y])?,
+            )?;
             vec![None, Some(scale(&s, -0.5))]
         }
         // (K_v eˣ)' = kve_v − (kve_{v−1} + kve_{v+1}) / 2.
         Kve => {
             let (v, y) = (x(0)?, x(1)?);
-            let s = b::add(&sp(Kve, &[shift(&v, -1.0)?, y.clone()])?, &sp(Kve, &[shift(&v, 1.0)?, y])?)?;
+            let s = b::add(
+                &sp(Kve, &[shift(&v, -1.0)?, y.clone()])?,
+                &sp(Kve, &[shift(&v, 1.0)?, y])?,
+            )?;
             vec![None, Some(b::sub(z, &scale(&s, 0.5)?))]
         }
         // ∂T/∂h = −exp(−h²/2)·erf(ah/√2) / (2√(2π)); ∂T/∂a = exp(−h²(1 + a²)/2) / (2π(1 + a²)).
@@ -122,7 +143,10 @@ pub(crate) fn pullback(
         // ∂₂F₁/∂x = ab/c · ₂F₁(a + 1, b + 1; c + 1; x).
         Hyp2F1 => {
             let (a, c0, c, y) = (x(0)?, x(1)?, x(2)?, x(3)?);
-            let up = sp(Hyp2F1, &[shift(&a, 1.0)?, shift(&c0, 1.0)?, shift(&c, 1.0)?, y])?;
+            let up = sp(
+                Hyp2F1,
+                &[shift(&a, 1.0)?, shift(&c0, 1.0)?, shift(&c, 1.0)?, y],
+            )?;
             let coef = b::true_div(&b::mul(&a, &c0)?, &c)?;
             vec![None, None, None, Some(b::mul(&coef, &up))]
         }
@@ -157,8 +181,8 @@ pub(crate) fn pullback(
             ]
         }
     };
-    let mut d = d.into_iter();
-    per_input(wanted, |k| match d.next().flatten() {
+    let mut d = d;
+    per_input(wanted, |k| match d.get_mut(k).and_then(Option::take) {
         Some(dk) => Ok(Term::Grad(b::elemwise(ScalarOp::Mul, &[g.clone(), dk?])?)),
         None => Ok(Term::Undefined(undefined(f, k))),
     })
@@ -168,7 +192,10 @@ pub(crate) fn pullback(
 fn undefined(f: SpecialFn, k: usize) -> String {
     let param = f.export().params.get(k).copied().unwrap_or("?");
     if f == SpecialFn::PolyGamma {
-        format!("{}: the order {param} is an integer (PyTensor: grad_undefined)", f.py_name())
+        format!(
+            "{}: the order {param} is an integer (PyTensor: grad_undefined)",
+            f.py_name()
+        )
     } else {
         format!(
             "{}: the derivative with respect to {param} is not implemented",

@@ -25,8 +25,8 @@ pub mod random;
 mod scalar_op;
 pub mod scan;
 mod shape;
-mod special;
 mod site;
+mod special;
 mod types;
 mod verify;
 
@@ -43,7 +43,7 @@ pub use random::{Distribution, RandomOp};
 pub use scalar_op::{Arity, ScalarKind, ScalarOp};
 pub use scan::{Scan, ScanSpec, scan};
 pub use shape::shape_of;
-pub use special::SpecialFn;
 pub use site::{Site, with_site};
+pub use special::SpecialFn;
 pub use types::{StaticShape, TensorType};
 pub use verify::verify;

@@ -13,6 +13,7 @@
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
+//! * [`special`]: the special functions' table, `logsumexp`, `softmax` and friends.
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
@@ -29,6 +30,7 @@ pub mod profile;
 pub mod random;
 pub mod scan;
 pub mod site;
+pub mod special;
 pub mod var;
 
 /// The extension module `oxtensor._core`.
@@ -48,5 +50,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     linalg::register(m)?;
     random::register(m)?;
+    special::register(m)?;
     Ok(())
 }

@@ -81,7 +81,10 @@ fn finite_max(x: &Var, axis: Option<&[i64]>, keepdims: bool) -> Built {
 pub fn logsumexp(x: &Var, axis: Option<&[i64]>, keepdims: bool) -> Built {
     let x = as_float(x)?;
     let m_keep = finite_max(&x, axis, true)?;
-    let shifted = elemwise(ScalarOp::Exp, &[elemwise(ScalarOp::Sub, &[x.clone(), m_keep.clone()])?])?;
+    let shifted = elemwise(
+        ScalarOp::Exp,
+        &[elemwise(ScalarOp::Sub, &[x.clone(), m_keep.clone()])?],
+    )?;
     let lse = elemwise(ScalarOp::Log, &[sum(&shifted, axis, keepdims)?])?;
     let m = if keepdims {
         m_keep

@@ -180,9 +180,18 @@ fn special_functions_run_in_c_through_the_bound_table() {
     // the values are equal bit for bit.
     let cases: [(SpecialFn, [(f64, f64); 4]); 4] = [
         (SpecialFn::Gamma, [(-4.5, 20.0); 4]),
-        (SpecialFn::GammaInc, [(0.1, 10.0), (0.0, 15.0), (0.0, 1.0), (0.0, 1.0)]),
-        (SpecialFn::BetaInc, [(0.2, 5.0), (0.2, 5.0), (0.0, 1.0), (0.0, 1.0)]),
-        (SpecialFn::Hyp2F1, [(-2.0, 2.0), (0.5, 3.0), (3.5, 6.0), (-0.9, 0.9)]),
+        (
+            SpecialFn::GammaInc,
+            [(0.1, 10.0), (0.0, 15.0), (0.0, 1.0), (0.0, 1.0)],
+        ),
+        (
+            SpecialFn::BetaInc,
+            [(0.2, 5.0), (0.2, 5.0), (0.0, 1.0), (0.0, 1.0)],
+        ),
+        (
+            SpecialFn::Hyp2F1,
+            [(-2.0, 2.0), (0.5, 3.0), (3.5, 6.0), (-0.9, 0.9)],
+        ),
     ];
     for (sf, ranges) in cases {
         let k = sf.arity();
@@ -222,11 +231,23 @@ fn special_functions_run_in_c_through_the_bound_table() {
     let mut out = vec![0.0f32; n];
     // SAFETY: `a`, `x` and `out` hold `n` elements of their dtypes.
     let status = unsafe {
-        call(f, n, (0, n), &[a.as_ptr().cast(), x.as_ptr().cast()], out.as_mut_ptr().cast())
+        call(
+            f,
+            n,
+            (0, n),
+            &[a.as_ptr().cast(), x.as_ptr().cast()],
+            out.as_mut_ptr().cast(),
+        )
     };
     assert_eq!(status, 0);
     for i in 0..n {
         let want = oxtensor_special::f32::gammainc(a[i] as f32, x[i]);
-        assert_eq!(out[i].to_bits(), want.to_bits(), "gammainc({}, {})", a[i], x[i]);
+        assert_eq!(
+            out[i].to_bits(),
+            want.to_bits(),
+            "gammainc({}, {})",
+            a[i],
+            x[i]
+        );
     }
 }

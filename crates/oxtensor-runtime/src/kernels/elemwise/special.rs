@@ -33,8 +33,8 @@ fn run<T: Float>(f: SpecialFn, args: &Args<'_>) -> Result<Tensor, KernelError> {
         EntryF64::Ternary(g) => {
             args.map3::<T, T, T, T>(|a, b, x| r(g(a.to_f64(), b.to_f64(), x.to_f64())))
         }
-        EntryF64::Quaternary(g) => args.map4::<T, T>(|a, b, c, x| {
-            r(g(a.to_f64(), b.to_f64(), c.to_f64(), x.to_f64()))
-        }),
+        EntryF64::Quaternary(g) => {
+            args.map4::<T, T>(|a, b, c, x| r(g(a.to_f64(), b.to_f64(), c.to_f64(), x.to_f64())))
+        }
     }
 }
