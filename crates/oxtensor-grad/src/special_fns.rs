@@ -93,7 +93,7 @@ pub(crate) fn pullback(
             let y = x(0)?;
             let two = fconst(2.0, z);
             vec![Some(scale(
-                &b::sub(&sp(J0, &[y.clone()])?, &sp(Jv, &[two, y])?)?,
+                &b::sub(&sp(J0, std::slice::from_ref(&y))?, &sp(Jv, &[two, y])?)?,
                 0.5,
             ))]
         }
