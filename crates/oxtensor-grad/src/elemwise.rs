@@ -8,10 +8,9 @@
 //! kinks follow PyTensor and are listed in the crate documentation.
 
 use crate::rules::{Term, grads, per_input, uniform};
-use crate::special::digamma;
 use crate::util::{drop_where, fconst, keep_where, rsub, scale, shift};
 use oxtensor_graph::build::{self as b, Built};
-use oxtensor_graph::{GraphError, ScalarOp, Var};
+use oxtensor_graph::{GraphError, ScalarOp, SpecialFn, Var};
 use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, LN_10};
 
 /// The pullback of `op` applied elementwise to `inputs`, producing `z`, with cotangent `g`.
@@ -124,8 +123,8 @@ pub(crate) fn pullback(
         Softplus => unary(&|| b::mul(g, &b::sigmoid(&xf()?)?)),
         Erf => unary(&|| erf_grad(g, &xf()?, FRAC_2_SQRT_PI)),
         Erfc => unary(&|| erf_grad(g, &xf()?, -FRAC_2_SQRT_PI)),
-        // d log|Γ(x)| / dx = ψ(x), the digamma function (built from elementary ops).
-        Gammaln => unary(&|| b::mul(g, &digamma(&xf()?)?)),
+        // d log|Γ(x)| / dx = ψ(x), the digamma function.
+        Gammaln => unary(&|| b::mul(g, &b::special(SpecialFn::Psi, &[xf()?])?)),
         // The gradient goes to the input equal to the output; at ties to the first one only
         // (PyTensor's `eq(out, x) * gz`, `(1 - eq(out, x)) * gz`), so it is never counted twice.
         Maximum | Minimum => {
@@ -170,6 +169,7 @@ pub(crate) fn pullback(
                 Ok(uniform(wanted, Term::Zero))
             }
         }
+        Special(f) => crate::special_fns::pullback(f, inputs, z, g, wanted),
     }
 }
 

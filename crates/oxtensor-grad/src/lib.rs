@@ -59,7 +59,7 @@
 //! | `sign`, `floor`, `ceil`, `round`, `trunc`, `int_div`, comparisons, bitwise, `isnan` | zero |
 //! | `x[idx]` with repeated `idx` | contributions accumulate (`inc_subtensor` / `np.add.at`) |
 //! | `set_subtensor` with repeated indices | each duplicate value gets the region's gradient |
-//! | `gammaln` | the digamma function, built from elementary ops |
+//! | `gammaln` | the digamma function (`SpecialFn::Psi`, computed by oxtensor-special) |
 //!
 //! # Markers
 //!
@@ -84,7 +84,7 @@ mod random;
 mod reduce;
 mod rules;
 mod scan;
-mod special;
+mod special_fns;
 mod util;
 
 pub use error::GradError;

@@ -26,6 +26,7 @@ mod scalar_op;
 pub mod scan;
 mod shape;
 mod site;
+mod special;
 mod types;
 mod verify;
 
@@ -43,5 +44,6 @@ pub use scalar_op::{Arity, ScalarKind, ScalarOp};
 pub use scan::{Scan, ScanSpec, scan};
 pub use shape::shape_of;
 pub use site::{Site, with_site};
+pub use special::SpecialFn;
 pub use types::{StaticShape, TensorType};
 pub use verify::verify;

@@ -1,132 +1,6 @@
+use crate::special::SpecialFn;
 use oxtensor_data::DType;
 use std::fmt;
-
-/// A scalar function applied elementwise (with broadcasting) by [`crate::Op::Elemwise`].
-///
-/// The set mirrors PyTensor's scalar ops. Each variant's meaning is NumPy's function of the same
-/// name; where they differ (PyTensor's `int_div` is floor division, `round` is half to even)
-/// the variant's doc says so. Output dtypes are decided by [`ScalarOp::output_dtype`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ScalarOp {
-    /// `a + b + …` (n-ary, at least one input); `or` on bools, as NumPy.
-    Add,
-    /// `a - b`.
-    Sub,
-    /// `a * b * …` (n-ary, at least one input); `and` on bools, as NumPy.
-    Mul,
-    /// `a / b`, always a float.
-    TrueDiv,
-    /// `a // b`: floor division (Python semantics; integer division by zero gives 0).
-    IntDiv,
-    /// `a % b` with the sign of the divisor (Python semantics; integer modulo by zero gives 0).
-    Mod,
-    /// `a ** b`.
-    Pow,
-    /// `-a`.
-    Neg,
-    /// `|a|`.
-    Abs,
-    /// `sign(a)` (−1, 0 or 1; NaN for NaN).
-    Sign,
-    /// `a * a`.
-    Sqr,
-    /// `√a`.
-    Sqrt,
-    /// `1 / a`, a float.
-    Reciprocal,
-    /// `eᵃ`.
-    Exp,
-    /// `2ᵃ`.
-    Exp2,
-    /// `eᵃ − 1`, accurate near 0.
-    Expm1,
-    /// Natural logarithm.
-    Log,
-    /// Base-2 logarithm.
-    Log2,
-    /// Base-10 logarithm.
-    Log10,
-    /// `log(1 + a)`, accurate near 0.
-    Log1p,
-    /// Sine.
-    Sin,
-    /// Cosine.
-    Cos,
-    /// Tangent.
-    Tan,
-    /// Inverse sine.
-    Arcsin,
-    /// Inverse cosine.
-    Arccos,
-    /// Inverse tangent.
-    Arctan,
-    /// `atan2(a, b)`.
-    Arctan2,
-    /// Hyperbolic sine.
-    Sinh,
-    /// Hyperbolic cosine.
-    Cosh,
-    /// Hyperbolic tangent.
-    Tanh,
-    /// Inverse hyperbolic sine.
-    Arcsinh,
-    /// Inverse hyperbolic cosine.
-    Arccosh,
-    /// Inverse hyperbolic tangent.
-    Arctanh,
-    /// `1 / (1 + e⁻ᵃ)`, computed without overflow.
-    Sigmoid,
-    /// `log(1 + eᵃ)`, computed without overflow.
-    Softplus,
-    /// The error function.
-    Erf,
-    /// `1 − erf(a)`, accurate for large `a`.
-    Erfc,
-    /// `log|Γ(a)|`.
-    Gammaln,
-    /// Larger of two (NaN if either is NaN, as `np.maximum`).
-    Maximum,
-    /// Smaller of two (NaN if either is NaN, as `np.minimum`).
-    Minimum,
-    /// `clip(a, lo, hi)` = `minimum(maximum(a, lo), hi)`.
-    Clip,
-    /// `where(cond, a, b)`.
-    Switch,
-    /// `a < b`.
-    Lt,
-    /// `a > b`.
-    Gt,
-    /// `a <= b`.
-    Le,
-    /// `a >= b`.
-    Ge,
-    /// `a == b`.
-    Eq,
-    /// `a != b`.
-    Neq,
-    /// Bitwise (logical on bools) and.
-    And,
-    /// Bitwise (logical on bools) or.
-    Or,
-    /// Bitwise (logical on bools) exclusive or.
-    Xor,
-    /// Bitwise not (logical on bools).
-    Invert,
-    /// True where NaN.
-    IsNan,
-    /// True where ±∞.
-    IsInf,
-    /// Round down.
-    Floor,
-    /// Round up.
-    Ceil,
-    /// Round to nearest, ties to even (`np.round`).
-    RoundHalfEven,
-    /// Round toward zero.
-    Trunc,
-    /// Conversion to another dtype (NumPy `astype`).
-    Cast(DType),
-}
 
 /// How many inputs a scalar op takes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -154,119 +28,232 @@ pub enum ScalarKind {
     Convert,
 }
 
-impl ScalarOp {
-    /// Every variant except `Cast` (which carries a dtype), for tests and tables.
-    pub const ALL_BUT_CAST: [ScalarOp; 58] = {
-        use ScalarOp::*;
-        [
-            Add,
-            Sub,
-            Mul,
-            TrueDiv,
-            IntDiv,
-            Mod,
-            Pow,
-            Neg,
-            Abs,
-            Sign,
-            Sqr,
-            Sqrt,
-            Reciprocal,
-            Exp,
-            Exp2,
-            Expm1,
-            Log,
-            Log2,
-            Log10,
-            Log1p,
-            Sin,
-            Cos,
-            Tan,
-            Arcsin,
-            Arccos,
-            Arctan,
-            Arctan2,
-            Sinh,
-            Cosh,
-            Tanh,
-            Arcsinh,
-            Arccosh,
-            Arctanh,
-            Sigmoid,
-            Softplus,
-            Erf,
-            Erfc,
-            Gammaln,
-            Maximum,
-            Minimum,
-            Clip,
-            Switch,
-            Lt,
-            Gt,
-            Le,
-            Ge,
-            Eq,
-            Neq,
-            And,
-            Or,
-            Xor,
-            Invert,
-            IsNan,
-            IsInf,
-            Floor,
-            Ceil,
-            RoundHalfEven,
-            Trunc,
-        ]
+/// The arity column of [`scalar_ops!`]: `variadic` or a number of inputs.
+macro_rules! arity {
+    (variadic) => {
+        Arity::Variadic
     };
+    ($n:literal) => {
+        Arity::Fixed($n)
+    };
+}
 
-    /// The number of inputs.
-    pub fn arity(self) -> Arity {
-        use ScalarOp::*;
-        match self {
-            Add | Mul => Arity::Variadic,
-            Sub | TrueDiv | IntDiv | Mod | Pow | Arctan2 | Maximum | Minimum | Lt | Gt | Le
-            | Ge | Eq | Neq | And | Or | Xor => Arity::Fixed(2),
-            Clip | Switch => Arity::Fixed(3),
-            Neg | Abs | Sign | Sqr | Sqrt | Reciprocal | Exp | Exp2 | Expm1 | Log | Log2
-            | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos | Arctan | Sinh | Cosh | Tanh
-            | Arcsinh | Arccosh | Arctanh | Sigmoid | Softplus | Erf | Erfc | Gammaln | Invert
-            | IsNan | IsInf | Floor | Ceil | RoundHalfEven | Trunc | Cast(_) => Arity::Fixed(1),
+/// The `+ bool` marker of [`scalar_ops!`]: an arithmetic op NumPy defines on bools.
+macro_rules! bool_ok {
+    () => {
+        false
+    };
+    (bool) => {
+        true
+    };
+}
+
+/// Declares every scalar op from one table, one line per op:
+///
+/// `Variant: "PyTensorName", arity, kind [+ bool], cost;`
+///
+/// and generates from it the [`ScalarOp`] enum (plus the two variants carrying data, `Cast`
+/// and `Special`), [`ScalarOp::ALL_BUT_CAST`], [`ScalarOp::arity`], [`ScalarOp::kind`],
+/// [`ScalarOp::cost`], [`ScalarOp::name`] and whether an arithmetic op accepts bools. The
+/// special functions have their own table in [`crate::special`].
+macro_rules! scalar_ops {
+    ($(
+        $(#[$doc:meta])*
+        $v:ident: $name:literal, $arity:tt, $kind:ident $(+ $b:ident)?, $cost:literal;
+    )*) => {
+        /// A scalar function applied elementwise (with broadcasting) by [`crate::Op::Elemwise`].
+        ///
+        /// The set mirrors PyTensor's scalar ops. Each variant's meaning is NumPy's function of
+        /// the same name; where they differ (PyTensor's `int_div` is floor division, `round` is
+        /// half to even) the variant's doc says so. Output dtypes are decided by
+        /// [`ScalarOp::output_dtype`]. Declared by one table (`scalar_ops!` in this file).
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ScalarOp {
+            $($(#[$doc])* $v,)*
+            /// Conversion to another dtype (NumPy `astype`).
+            Cast(DType),
+            /// A special function of SciPy (`gamma`, `betainc`, `jv`, …), computed by
+            /// `oxtensor-special` in every backend.
+            Special(SpecialFn),
         }
-    }
 
-    /// A rough cost of one element, in additions: 16 for a transcendental function, 32 for
-    /// one that needs two or a series (`pow`, `softplus`, `erf`, …), 4 for a division or square
-    /// root, 1 otherwise. Backends weigh a loop's length by it when deciding whether to split
-    /// the loop across threads: 10^4 exponentials are worth two cores, 10^4 additions are not.
-    pub fn cost(self) -> usize {
-        use ScalarOp::*;
-        match self {
-            Pow | Softplus | Erf | Erfc | Gammaln | Arctan2 => 32,
-            Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin | Cos | Tan | Arcsin | Arccos
-            | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Sigmoid => 16,
-            TrueDiv | IntDiv | Mod | Sqrt | Reciprocal => 4,
-            _ => 1,
+        impl ScalarOp {
+            /// Every elementary op: all variants except `Cast` (which carries a dtype) and
+            /// `Special` (whose functions are listed by [`SpecialFn::ALL`]).
+            pub const ALL_BUT_CAST: [ScalarOp; [$(stringify!($v)),*].len()] =
+                [$(ScalarOp::$v),*];
+
+            /// The number of inputs.
+            pub fn arity(self) -> Arity {
+                match self {
+                    $(ScalarOp::$v => arity!($arity),)*
+                    ScalarOp::Cast(_) => Arity::Fixed(1),
+                    ScalarOp::Special(f) => Arity::Fixed(f.arity()),
+                }
+            }
+
+            /// A rough cost of one element, in additions: 16 for a transcendental function,
+            /// 32 for one that needs two or a series (`pow`, `softplus`, `erf`, …), 4 for a
+            /// division or square root, 1 otherwise; special functions say their own. Backends
+            /// weigh a loop's length by it when deciding whether to split the loop across
+            /// threads: 10^4 exponentials are worth two cores, 10^4 additions are not.
+            pub fn cost(self) -> usize {
+                match self {
+                    $(ScalarOp::$v => $cost,)*
+                    ScalarOp::Cast(_) => 1,
+                    ScalarOp::Special(f) => f.cost(),
+                }
+            }
+
+            /// The family deciding the output dtype.
+            pub fn kind(self) -> ScalarKind {
+                match self {
+                    $(ScalarOp::$v => ScalarKind::$kind,)*
+                    ScalarOp::Cast(_) => ScalarKind::Convert,
+                    ScalarOp::Special(_) => ScalarKind::Float,
+                }
+            }
+
+            /// Whether an arithmetic op is defined on bools (NumPy's logical `add`, `mul`, …).
+            fn allows_bool(self) -> bool {
+                match self {
+                    $(ScalarOp::$v => bool_ok!($($b)?),)*
+                    ScalarOp::Cast(_) | ScalarOp::Special(_) => true,
+                }
+            }
+
+            /// PyTensor's name for the op, as printed by `debugprint`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ScalarOp::$v => $name,)*
+                    ScalarOp::Cast(_) => "Cast",
+                    ScalarOp::Special(f) => f.name(),
+                }
+            }
         }
-    }
+    };
+}
 
-    /// The family deciding the output dtype.
-    pub fn kind(self) -> ScalarKind {
-        use ScalarOp::*;
-        match self {
-            Add | Sub | Mul | IntDiv | Mod | Pow | Neg | Abs | Sign | Sqr | Maximum | Minimum
-            | Clip => ScalarKind::Arithmetic,
-            TrueDiv | Sqrt | Reciprocal | Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sin
-            | Cos | Tan | Arcsin | Arccos | Arctan | Arctan2 | Sinh | Cosh | Tanh | Arcsinh
-            | Arccosh | Arctanh | Sigmoid | Softplus | Erf | Erfc | Gammaln | Floor | Ceil
-            | RoundHalfEven | Trunc => ScalarKind::Float,
-            Lt | Gt | Le | Ge | Eq | Neq | IsNan | IsInf => ScalarKind::Predicate,
-            And | Or | Xor | Invert => ScalarKind::Bitwise,
-            Switch => ScalarKind::Select,
-            Cast(_) => ScalarKind::Convert,
-        }
-    }
+scalar_ops! {
+    /// `a + b + …` (n-ary, at least one input); `or` on bools, as NumPy.
+    Add: "Add", variadic, Arithmetic + bool, 1;
+    /// `a - b`.
+    Sub: "Sub", 2, Arithmetic, 1;
+    /// `a * b * …` (n-ary, at least one input); `and` on bools, as NumPy.
+    Mul: "Mul", variadic, Arithmetic + bool, 1;
+    /// `a / b`, always a float.
+    TrueDiv: "True_div", 2, Float, 4;
+    /// `a // b`: floor division (Python semantics; integer division by zero gives 0).
+    IntDiv: "Int_div", 2, Arithmetic, 4;
+    /// `a % b` with the sign of the divisor (Python semantics; integer modulo by zero gives 0).
+    Mod: "Mod", 2, Arithmetic, 4;
+    /// `a ** b`.
+    Pow: "Pow", 2, Arithmetic, 32;
+    /// `-a`.
+    Neg: "Neg", 1, Arithmetic, 1;
+    /// `|a|`.
+    Abs: "Abs", 1, Arithmetic + bool, 1;
+    /// `sign(a)` (−1, 0 or 1; NaN for NaN).
+    Sign: "Sign", 1, Arithmetic, 1;
+    /// `a * a`.
+    Sqr: "Sqr", 1, Arithmetic, 1;
+    /// `√a`.
+    Sqrt: "Sqrt", 1, Float, 4;
+    /// `1 / a`, a float.
+    Reciprocal: "Reciprocal", 1, Float, 4;
+    /// `eᵃ`.
+    Exp: "Exp", 1, Float, 16;
+    /// `2ᵃ`.
+    Exp2: "Exp2", 1, Float, 16;
+    /// `eᵃ − 1`, accurate near 0.
+    Expm1: "Expm1", 1, Float, 16;
+    /// Natural logarithm.
+    Log: "Log", 1, Float, 16;
+    /// Base-2 logarithm.
+    Log2: "Log2", 1, Float, 16;
+    /// Base-10 logarithm.
+    Log10: "Log10", 1, Float, 16;
+    /// `log(1 + a)`, accurate near 0.
+    Log1p: "Log1p", 1, Float, 16;
+    /// Sine.
+    Sin: "Sin", 1, Float, 16;
+    /// Cosine.
+    Cos: "Cos", 1, Float, 16;
+    /// Tangent.
+    Tan: "Tan", 1, Float, 16;
+    /// Inverse sine.
+    Arcsin: "ArcSin", 1, Float, 16;
+    /// Inverse cosine.
+    Arccos: "ArcCos", 1, Float, 16;
+    /// Inverse tangent.
+    Arctan: "ArcTan", 1, Float, 16;
+    /// `atan2(a, b)`.
+    Arctan2: "ArcTan2", 2, Float, 32;
+    /// Hyperbolic sine.
+    Sinh: "Sinh", 1, Float, 16;
+    /// Hyperbolic cosine.
+    Cosh: "Cosh", 1, Float, 16;
+    /// Hyperbolic tangent.
+    Tanh: "Tanh", 1, Float, 16;
+    /// Inverse hyperbolic sine.
+    Arcsinh: "ArcSinh", 1, Float, 16;
+    /// Inverse hyperbolic cosine.
+    Arccosh: "ArcCosh", 1, Float, 16;
+    /// Inverse hyperbolic tangent.
+    Arctanh: "ArcTanh", 1, Float, 16;
+    /// `1 / (1 + e⁻ᵃ)`, computed without overflow.
+    Sigmoid: "Sigmoid", 1, Float, 16;
+    /// `log(1 + eᵃ)`, computed without overflow.
+    Softplus: "Softplus", 1, Float, 32;
+    /// The error function.
+    Erf: "Erf", 1, Float, 32;
+    /// `1 − erf(a)`, accurate for large `a`.
+    Erfc: "Erfc", 1, Float, 32;
+    /// `log|Γ(a)|`.
+    Gammaln: "GammaLn", 1, Float, 32;
+    /// Larger of two (NaN if either is NaN, as `np.maximum`).
+    Maximum: "Maximum", 2, Arithmetic + bool, 1;
+    /// Smaller of two (NaN if either is NaN, as `np.minimum`).
+    Minimum: "Minimum", 2, Arithmetic + bool, 1;
+    /// `clip(a, lo, hi)` = `minimum(maximum(a, lo), hi)`.
+    Clip: "Clip", 3, Arithmetic + bool, 1;
+    /// `where(cond, a, b)`.
+    Switch: "Switch", 3, Select, 1;
+    /// `a < b`.
+    Lt: "LT", 2, Predicate, 1;
+    /// `a > b`.
+    Gt: "GT", 2, Predicate, 1;
+    /// `a <= b`.
+    Le: "LE", 2, Predicate, 1;
+    /// `a >= b`.
+    Ge: "GE", 2, Predicate, 1;
+    /// `a == b`.
+    Eq: "EQ", 2, Predicate, 1;
+    /// `a != b`.
+    Neq: "NEQ", 2, Predicate, 1;
+    /// Bitwise (logical on bools) and.
+    And: "AND", 2, Bitwise, 1;
+    /// Bitwise (logical on bools) or.
+    Or: "OR", 2, Bitwise, 1;
+    /// Bitwise (logical on bools) exclusive or.
+    Xor: "XOR", 2, Bitwise, 1;
+    /// Bitwise not (logical on bools).
+    Invert: "Invert", 1, Bitwise, 1;
+    /// True where NaN.
+    IsNan: "IsNan", 1, Predicate, 1;
+    /// True where ±∞.
+    IsInf: "IsInf", 1, Predicate, 1;
+    /// Round down.
+    Floor: "Floor", 1, Float, 1;
+    /// Round up.
+    Ceil: "Ceil", 1, Float, 1;
+    /// Round to nearest, ties to even (`np.round`).
+    RoundHalfEven: "RoundHalfToEven", 1, Float, 1;
+    /// Round toward zero.
+    Trunc: "Trunc", 1, Float, 1;
+}
 
+impl ScalarOp {
     /// The output dtype for these input dtypes, or a reason the combination is not allowed.
     pub fn output_dtype(self, inputs: &[DType]) -> Result<DType, String> {
         use oxtensor_data::{result_type, upgrade_to_float};
@@ -274,16 +261,7 @@ impl ScalarOp {
         let p = promoted(inputs);
         match self.kind() {
             ScalarKind::Arithmetic => {
-                let bool_ok = matches!(
-                    self,
-                    ScalarOp::Add
-                        | ScalarOp::Mul
-                        | ScalarOp::Maximum
-                        | ScalarOp::Minimum
-                        | ScalarOp::Abs
-                        | ScalarOp::Clip
-                );
-                if p.is_bool() && !bool_ok {
+                if p.is_bool() && !self.allows_bool() {
                     Err(format!(
                         "{self} is not defined for bool inputs; cast them to an integer type first"
                     ))
@@ -308,70 +286,23 @@ impl ScalarOp {
         }
     }
 
-    /// PyTensor's name for the op, as printed by `debugprint`.
-    pub fn name(self) -> &'static str {
-        use ScalarOp::*;
-        match self {
-            Add => "Add",
-            Sub => "Sub",
-            Mul => "Mul",
-            TrueDiv => "True_div",
-            IntDiv => "Int_div",
-            Mod => "Mod",
-            Pow => "Pow",
-            Neg => "Neg",
-            Abs => "Abs",
-            Sign => "Sign",
-            Sqr => "Sqr",
-            Sqrt => "Sqrt",
-            Reciprocal => "Reciprocal",
-            Exp => "Exp",
-            Exp2 => "Exp2",
-            Expm1 => "Expm1",
-            Log => "Log",
-            Log2 => "Log2",
-            Log10 => "Log10",
-            Log1p => "Log1p",
-            Sin => "Sin",
-            Cos => "Cos",
-            Tan => "Tan",
-            Arcsin => "ArcSin",
-            Arccos => "ArcCos",
-            Arctan => "ArcTan",
-            Arctan2 => "ArcTan2",
-            Sinh => "Sinh",
-            Cosh => "Cosh",
-            Tanh => "Tanh",
-            Arcsinh => "ArcSinh",
-            Arccosh => "ArcCosh",
-            Arctanh => "ArcTanh",
-            Sigmoid => "Sigmoid",
-            Softplus => "Softplus",
-            Erf => "Erf",
-            Erfc => "Erfc",
-            Gammaln => "GammaLn",
-            Maximum => "Maximum",
-            Minimum => "Minimum",
-            Clip => "Clip",
-            Switch => "Switch",
-            Lt => "LT",
-            Gt => "GT",
-            Le => "LE",
-            Ge => "GE",
-            Eq => "EQ",
-            Neq => "NEQ",
-            And => "AND",
-            Or => "OR",
-            Xor => "XOR",
-            Invert => "Invert",
-            IsNan => "IsNan",
-            IsInf => "IsInf",
-            Floor => "Floor",
-            Ceil => "Ceil",
-            RoundHalfEven => "RoundHalfToEven",
-            Trunc => "Trunc",
-            Cast(_) => "Cast",
+    /// Every op without data (the elementary ones, then each special function): what a
+    /// table of names or a test iterates.
+    pub fn all_but_cast() -> impl Iterator<Item = ScalarOp> {
+        ScalarOp::ALL_BUT_CAST
+            .into_iter()
+            .chain(SpecialFn::ALL.into_iter().map(ScalarOp::Special))
+    }
+
+    /// The op a front end names `name`: PyTensor's lower-case function name (`"exp"`,
+    /// `"true_div"`, `"gammainc"`, `"psi"`) or its op name in any case (`"GammaIncC"`).
+    pub fn from_name(name: &str) -> Option<ScalarOp> {
+        if let Some(f) = SpecialFn::from_name(name) {
+            return Some(ScalarOp::Special(f));
         }
+        ScalarOp::ALL_BUT_CAST
+            .into_iter()
+            .find(|op| op.name().eq_ignore_ascii_case(name))
     }
 }
 

@@ -205,7 +205,10 @@ impl NativeBackend {
             // SAFETY: the library is the verified output of our compiler for our generated
             // source, which defines no initialisers; loading it runs no foreign code.
             match unsafe { Library::new(&lookup.path) } {
-                Ok(lib) => return Ok((lib, lookup.path, lookup.hit)),
+                Ok(lib) => {
+                    crate::bind::bind_special(&lib, &lookup.path)?;
+                    return Ok((lib, lookup.path, lookup.hit));
+                }
                 Err(e) if retried => {
                     return Err(NativeError::Load {
                         path: lookup.path,

@@ -32,6 +32,7 @@
 //! `docs/native-backend.md`.
 
 mod backend;
+mod bind;
 pub mod cache;
 mod compile;
 mod config;

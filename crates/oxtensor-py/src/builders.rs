@@ -202,18 +202,17 @@ fn scalar_op_by_name(name: &str) -> Option<ScalarOp> {
         "mod" | "modulo" => return Some(ScalarOp::Mod),
         _ => {}
     }
-    ScalarOp::ALL_BUT_CAST
-        .iter()
-        .copied()
-        .find(|op| op.name().eq_ignore_ascii_case(name))
+    ScalarOp::from_name(name)
 }
 
 /// The names `elemwise` accepts.
 #[pyfunction]
 fn scalar_op_names() -> Vec<String> {
-    ScalarOp::ALL_BUT_CAST
-        .iter()
-        .map(|op| op.name().to_ascii_lowercase())
+    ScalarOp::all_but_cast()
+        .map(|op| match op {
+            ScalarOp::Special(f) => f.py_name().to_string(),
+            other => other.name().to_ascii_lowercase(),
+        })
         .collect()
 }
 

@@ -13,6 +13,7 @@
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
+//! * [`special`]: the special functions' table, `logsumexp`, `softmax` and friends.
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
@@ -30,6 +31,7 @@ pub mod random;
 pub mod scan;
 pub mod serial;
 pub mod site;
+pub mod special;
 pub mod var;
 
 /// The extension module `oxtensor._core`.
@@ -50,5 +52,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     random::register(m)?;
     serial::register(m)?;
+    special::register(m)?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! constants from arrays and lists, typed as PyTensor types literals) and index items
 //! (`x[1:3, None, ..., idx]`).
 
-use oxtensor_data::{DType, result_type};
+use oxtensor_data::DType;
 use oxtensor_graph::build::{self, Idx, Scalar};
 use oxtensor_graph::{Op, ScalarOp, Var};
 use pyo3::intern;
@@ -29,14 +29,7 @@ fn is_numpy_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(generic.bind(py))
 }
 
-/// One operand of an elementwise op: a variable, or a Python number (a weak scalar whose dtype
-/// adapts to the tensors it meets).
-pub enum Operand {
-    /// A symbolic tensor.
-    Var(Var),
-    /// A Python `bool`, `int` or `float`.
-    Scalar(Scalar),
-}
+pub use oxtensor_graph::build::Operand;
 
 /// Classifies `obj`: variables and Python numbers as they are; NumPy scalars, arrays and lists
 /// become constants of their NumPy dtype.
@@ -75,88 +68,36 @@ pub fn as_var(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Var> {
     }
 }
 
-/// A Python number standing alone (no tensor to adapt to), typed as PyTensor types literals:
-/// `bool`; the smallest signed integer type holding an int; for a float, `floatX` when it is
-/// `float32`, else `float32` when exact and `float64` otherwise.
+/// A Python number standing alone (no tensor to adapt to), typed as PyTensor types literals
+/// ([`build::literal`], with the configured `floatX`).
 pub fn literal_constant(py: Python<'_>, s: Scalar) -> PyResult<Var> {
-    use oxtensor_data::Tensor;
-    let t = match s {
-        Scalar::Bool(b) => Tensor::scalar(b),
-        Scalar::Int(i) => Tensor::scalar(i).cast(smallest_int(i)),
-        Scalar::Float(f) => {
-            let floatx: String = convert::helpers(py)?
-                .getattr(intern!(py, "floatx"))?
-                .call0()?
-                .extract()?;
-            let exact = f64::from(f as f32) == f;
-            if floatx == "float32" || exact {
-                Tensor::scalar(f as f32)
-            } else {
-                Tensor::scalar(f)
-            }
-        }
-    };
-    Ok(at_user_site(py, || Var::constant(t)))
+    let float_x = float_x(py)?;
+    Ok(at_user_site(py, || build::literal(s, float_x)))
 }
 
-/// The smallest signed integer dtype holding `i` (PyTensor's rule for integer literals).
-fn smallest_int(i: i64) -> DType {
-    if i8::try_from(i).is_ok() {
-        DType::I8
-    } else if i16::try_from(i).is_ok() {
-        DType::I16
-    } else if i32::try_from(i).is_ok() {
-        DType::I32
+/// The configured `floatX`.
+fn float_x(py: Python<'_>) -> PyResult<DType> {
+    let floatx: String = convert::helpers(py)?
+        .getattr(intern!(py, "floatx"))?
+        .call0()?
+        .extract()?;
+    Ok(if floatx == "float32" {
+        DType::F32
     } else {
-        DType::I64
-    }
+        DType::F64
+    })
 }
 
-fn int_fits(i: i64, d: DType) -> bool {
-    match d {
-        DType::I8 => i8::try_from(i).is_ok(),
-        DType::I16 => i16::try_from(i).is_ok(),
-        DType::I32 => i32::try_from(i).is_ok(),
-        DType::U8 => u8::try_from(i).is_ok(),
-        DType::U16 => u16::try_from(i).is_ok(),
-        DType::U32 => u32::try_from(i).is_ok(),
-        DType::U64 => i >= 0,
-        _ => true,
-    }
-}
-
-/// The constant for a Python number meeting tensors of dtype `like`: a weak scalar of that
-/// dtype, except an integer that does not fit `like`'s integer type, which becomes the smallest
-/// signed integer type holding it (so `int8_tensor + 300` promotes to `int16`, as in PyTensor,
-/// instead of wrapping around).
+/// The constant for a Python number meeting tensors of dtype `like` ([`build::scalar_like`]).
 pub fn scalar_like(s: Scalar, like: DType) -> Var {
-    match s {
-        Scalar::Int(i) if like.is_int() && !int_fits(i, like) => {
-            Var::constant(oxtensor_data::Tensor::scalar(i).cast(smallest_int(i)))
-        }
-        _ => build::weak_constant(s, like),
-    }
+    build::scalar_like(s, like)
 }
 
-/// Turns operands into variables: Python numbers adopt the promoted dtype of the variables
-/// among the operands from position `skip` on (`switch` skips its condition); with no such
-/// variable they are typed as literals ([`literal_constant`]).
+/// Turns operands into variables with the graph's literal rules ([`build::resolve`]), at the
+/// user's creation site.
 pub fn resolve(py: Python<'_>, ops: Vec<Operand>, skip: usize) -> PyResult<Vec<Var>> {
-    let like = ops
-        .iter()
-        .skip(skip)
-        .filter_map(|o| match o {
-            Operand::Var(v) => Some(v.dtype()),
-            Operand::Scalar(_) => None,
-        })
-        .reduce(result_type);
-    ops.into_iter()
-        .map(|o| match (o, like) {
-            (Operand::Var(v), _) => Ok(v),
-            (Operand::Scalar(s), Some(like)) => Ok(at_user_site(py, || scalar_like(s, like))),
-            (Operand::Scalar(s), None) => literal_constant(py, s),
-        })
-        .collect()
+    let float_x = float_x(py)?;
+    Ok(at_user_site(py, || build::resolve(ops, skip, float_x)))
 }
 
 /// Applies a scalar op elementwise to Python operands.

@@ -5,71 +5,6 @@ use crate::SerialError;
 use oxtensor_data::DType;
 use oxtensor_graph::ScalarOp;
 
-/// Every scalar op without a parameter (`Cast` carries a dtype and is handled apart).
-const PLAIN: [ScalarOp; 58] = {
-    use ScalarOp::*;
-    [
-        Add,
-        Sub,
-        Mul,
-        TrueDiv,
-        IntDiv,
-        Mod,
-        Pow,
-        Neg,
-        Abs,
-        Sign,
-        Sqr,
-        Sqrt,
-        Reciprocal,
-        Exp,
-        Exp2,
-        Expm1,
-        Log,
-        Log2,
-        Log10,
-        Log1p,
-        Sin,
-        Cos,
-        Tan,
-        Arcsin,
-        Arccos,
-        Arctan,
-        Arctan2,
-        Sinh,
-        Cosh,
-        Tanh,
-        Arcsinh,
-        Arccosh,
-        Arctanh,
-        Sigmoid,
-        Softplus,
-        Erf,
-        Erfc,
-        Gammaln,
-        Maximum,
-        Minimum,
-        Clip,
-        Switch,
-        Lt,
-        Gt,
-        Le,
-        Ge,
-        Eq,
-        Neq,
-        And,
-        Or,
-        Xor,
-        Invert,
-        IsNan,
-        IsInf,
-        Floor,
-        Ceil,
-        RoundHalfEven,
-        Trunc,
-    ]
-};
-
 /// The scalar op called `name` (`cast` gives the dtype of a `Cast`).
 pub fn from_name(name: &str, cast: Option<DType>, at: &str) -> Result<ScalarOp, SerialError> {
     if let Some(d) = cast {
@@ -82,8 +17,7 @@ pub fn from_name(name: &str, cast: Option<DType>, at: &str) -> Result<ScalarOp, 
             ))
         };
     }
-    PLAIN
-        .into_iter()
+    ScalarOp::all_but_cast()
         .find(|s| s.name() == name)
         .ok_or_else(|| SerialError::invalid(at, format!("unknown scalar op {name:?}")))
 }
@@ -94,7 +28,7 @@ mod tests {
 
     #[test]
     fn every_name_is_distinct_and_found() {
-        for s in PLAIN {
+        for s in ScalarOp::all_but_cast() {
             assert_eq!(from_name(s.name(), None, "t").ok(), Some(s));
         }
         assert_eq!(

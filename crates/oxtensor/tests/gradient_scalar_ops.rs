@@ -41,6 +41,8 @@ fn domain(op: ScalarOp) -> Option<Vec<Range>> {
         Switch => vec![ANY, ANY],
         And | Or | Xor | Invert => return None,
         Cast(_) => vec![ANY],
+        // Checked per function, with their own domains, in special_functions.rs.
+        Special(_) => return None,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Elementwise builders: rank padding for NumPy-style broadcasting, and one function per
 //! [`ScalarOp`] under its PyTensor name.
 
-use super::{Built, Scalar, weak_constant};
+use super::{Built, Scalar, scalar_like};
 use crate::{Op, ScalarOp, Var};
 use oxtensor_data::DType;
 use smallvec::SmallVec;
@@ -28,10 +28,11 @@ pub fn elemwise(op: ScalarOp, inputs: &[Var]) -> Built {
     Var::apply1(Op::Elemwise(op), &padded)
 }
 
-/// A binary op between a tensor and a weak scalar (`x + 1.0`), the scalar on either side.
+/// A binary op between a tensor and a number literal (`x + 1.0`), the number on either side,
+/// typed by [`scalar_like`] (as PyTensor and the Python front end: `int8 + 300` is `int16`).
 #[track_caller]
 pub fn with_scalar(op: ScalarOp, x: &Var, s: impl Into<Scalar>, scalar_first: bool) -> Built {
-    let c = weak_constant(s.into(), x.dtype());
+    let c = scalar_like(s.into(), x.dtype());
     if scalar_first {
         elemwise(op, &[c, x.clone()])
     } else {

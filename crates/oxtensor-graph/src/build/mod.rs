@@ -10,14 +10,18 @@ mod elemwise;
 mod index;
 mod layout;
 pub mod linalg;
+mod literal;
 mod methods;
 pub mod random;
 mod reduce;
+mod special;
 
 pub use elemwise::*;
 pub use index::{Idx, inc_subtensor, set_subtensor, subtensor, take};
 pub use layout::*;
+pub use literal::{Operand, literal, resolve, scalar_like, smallest_int};
 pub use reduce::*;
+pub use special::*;
 
 use crate::{GraphError, Var};
 

@@ -13,6 +13,7 @@ mod prelude;
 mod program;
 mod recurrence;
 mod scalar;
+mod special;
 #[cfg(test)]
 mod tests;
 
@@ -98,7 +99,13 @@ pub(crate) fn translation_unit(kernels: &[KernelSource<'_>]) -> Unit {
     let n_parts = if distinct >= SPLIT_AT { 2 } else { 1 };
     let mut parts: Vec<Part<'_>> = (0..n_parts)
         .map(|_| Part {
-            source: format!("{}{}{}", prelude::HEADER, prelude::SCALAR, driver::API),
+            source: format!(
+                "{}{}{}{}",
+                prelude::HEADER,
+                prelude::SCALAR,
+                special::table(),
+                driver::API
+            ),
             blocks: Vec::new(),
             monoids: Vec::new(),
         })

@@ -303,6 +303,7 @@ pub(crate) fn expr(op: ScalarOp, args: &[(String, DType)], out: DType) -> Option
             Some(format!("({cond} ? {} : {})", x(1), x(2)))
         }
         Cast(_) => Some(xs[0].clone()),
+        Special(f) => libm(&super::special::caller(f.export().name)),
     }?;
     Some(Expr { value, error })
 }

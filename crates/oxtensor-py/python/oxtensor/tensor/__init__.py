@@ -14,7 +14,8 @@ from oxtensor.tensor.subtensor import *  # noqa: F401,F403
 from oxtensor.tensor.subtensor import __all__ as _subtensor_all
 from oxtensor.tensor._matrix import *  # noqa: F401,F403
 from oxtensor.tensor._matrix import __all__ as _matrix_all
-from oxtensor.tensor import linalg, nlinalg, slinalg  # noqa: F401
+from oxtensor.tensor import linalg, nlinalg, slinalg, special  # noqa: F401
+from oxtensor.tensor.special import log_softmax, softmax  # noqa: F401
 from oxtensor.tensor.type import TensorType
 from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
 from oxtensor.tensor.sharedvar import TensorSharedVariable
@@ -26,7 +27,7 @@ __all__ = (
     + list(_math_all)
     + list(_subtensor_all)
     + list(_matrix_all)
-    + ["linalg", "nlinalg", "slinalg"]
+    + ["linalg", "nlinalg", "slinalg", "special", "softmax", "log_softmax"]
     + ["TensorType", "TensorVariable", "TensorConstant", "TensorSharedVariable", "Variable"]
     + ["grad", "jacobian", "hessian"]
 )

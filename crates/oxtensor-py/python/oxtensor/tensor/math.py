@@ -141,6 +141,65 @@ for _spec in _BINARY:
     _binary(*_spec)
 
 
+def _special(pt_name, core_name, params):
+    """Defines ``pt_name(*params)``: the special function ``core_name`` of oxtensor-special."""
+
+    def f(*args):
+        if len(args) != len(params):
+            raise TypeError(
+                f"{pt_name}() takes {len(params)} arguments ({', '.join(params)}), "
+                f"got {len(args)}"
+            )
+        return _core.elemwise(core_name, *args)
+
+    f.__name__ = f.__qualname__ = pt_name
+    f.__doc__ = (
+        f"``scipy.special.{core_name}({', '.join(params)})`` elementwise (computed by "
+        "oxtensor-special; integer inputs give floats)."
+    )
+    f.__module__ = __name__
+    globals()[pt_name] = f
+    __all__.append(pt_name)
+    return f
+
+
+# One function per entry of the special-function table (oxtensor_graph::SpecialFn), plus
+# PyTensor's aliases.
+for _name, _params in _core.special_functions():
+    _special(_name, _name, tuple(_params))
+_special("digamma", "psi", ("x",))
+_special("tri_gamma", "trigamma", ("x",))
+
+
+def gammau(k, x):
+    """The upper incomplete gamma function ``gammaincc(k, x) * gamma(k)``."""
+    return _core.gammau(k, x)
+
+
+def gammal(k, x):
+    """The lower incomplete gamma function ``gammainc(k, x) * gamma(k)``."""
+    return _core.gammal(k, x)
+
+
+def logaddexp(*xs):
+    """``log(exp(x0) + exp(x1) + ...)``, computed pairwise without overflow."""
+    if len(xs) < 2:
+        raise TypeError("logaddexp() needs at least two arguments")
+    out = xs[0]
+    for x in xs[1:]:
+        out = _core.logaddexp(out, x)
+    return out
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x), axis))``, computed as ``m + log(sum(exp(x - m)))`` with ``m`` the
+    maximum over ``axis`` (so it neither overflows nor underflows)."""
+    return _core.logsumexp(x, axis, keepdims)
+
+
+__all__ += ["gammau", "gammal", "logaddexp", "logsumexp"]
+
+
 def add(*terms):
     """``a + b + ...``."""
     return _core.elemwise("add", *terms)

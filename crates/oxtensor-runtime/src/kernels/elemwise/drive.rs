@@ -236,6 +236,40 @@ impl<'t> Args<'t> {
         })
     }
 
+    /// The output of `f` applied to inputs 0, 1, 2 and 3 (all of one type `A`).
+    pub fn map4<A: Element, O: Element>(
+        &self,
+        f: impl Fn(A, A, A, A) -> O + Sync,
+    ) -> Result<Tensor, KernelError> {
+        let target = self.target::<O>();
+        let ops = [
+            self.operand::<A>(0, target)?,
+            self.operand::<A>(1, target)?,
+            self.operand::<A>(2, target)?,
+            self.operand::<A>(3, target)?,
+        ];
+        self.write::<O>(target, |out| {
+            drive(
+                out,
+                || [Vec::new(), Vec::new(), Vec::new(), Vec::new()],
+                |bufs, start, o| {
+                    for (op, buf) in ops.iter().zip(bufs.iter_mut()) {
+                        op.stage(o, buf);
+                    }
+                    let n = o.len();
+                    let [b0, b1, b2, b3] = bufs;
+                    let w = ops[0].block_slice(start, n, b0);
+                    let x = ops[1].block_slice(start, n, b1);
+                    let y = ops[2].block_slice(start, n, b2);
+                    let z = ops[3].block_slice(start, n, b3);
+                    for ((((o, &w), &x), &y), &z) in o.iter_mut().zip(w).zip(x).zip(y).zip(z) {
+                        *o = f(w, x, y, z);
+                    }
+                },
+            )
+        })
+    }
+
     /// The output folding all inputs left to right with `f` (`((a ⊕ b) ⊕ c) ⊕ …`), one pass
     /// over memory whatever their number; a single input is converted to `T`.
     pub fn fold<T: Element>(&self, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor, KernelError> {

@@ -21,6 +21,7 @@
 mod drive;
 mod layout;
 mod operand;
+mod special;
 
 use super::KernelCtx;
 use super::scalar::{self, Arith, Float};
@@ -397,6 +398,10 @@ fn compute(op: ScalarOp, args: &Args<'_>, out: DType) -> Result<Tensor, KernelEr
 
         // Convert: NumPy `astype`, done by reading the input as the output dtype.
         Cast(_) => dispatch_dtype!(out, T => args.map1::<T, T>(|x| x)),
+
+        // Special functions: oxtensor-special's f64 definitions, inputs converted to the output
+        // float type first.
+        Special(f) => special::compute(op, f, args, out),
     }
 }
 
