@@ -13,6 +13,7 @@
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
+//! * [`extra`]: extra ops (`cumsum`, `sort`, `unique`…) and the gradient markers.
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
@@ -20,6 +21,7 @@ use pyo3::prelude::*;
 pub mod builders;
 pub mod convert;
 pub mod errors;
+pub mod extra;
 pub mod function;
 pub mod gradient;
 pub mod inner;
@@ -48,5 +50,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     linalg::register(m)?;
     random::register(m)?;
+    extra::register(m)?;
     Ok(())
 }

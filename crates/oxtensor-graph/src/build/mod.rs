@@ -9,6 +9,7 @@
 mod elemwise;
 mod index;
 mod layout;
+pub mod extra;
 pub mod linalg;
 mod methods;
 pub mod random;
