@@ -100,12 +100,10 @@ pub(crate) fn pullback(
                 )?))
             })?
         }
-        ExtraOp::Bincount { .. } => {
-            per_input(wanted, |k| match (k, &cotangents[0]) {
-                (0, _) | (_, None) => Ok(Term::Zero),
-                (_, Some(g)) => Ok(Term::Grad(b::cast(&b::take(g, x, 0)?, inputs[1].dtype())?)),
-            })?
-        }
+        ExtraOp::Bincount { .. } => per_input(wanted, |k| match (k, &cotangents[0]) {
+            (0, _) | (_, None) => Ok(Term::Zero),
+            (_, Some(g)) => Ok(Term::Grad(b::cast(&b::take(g, x, 0)?, inputs[1].dtype())?)),
+        })?,
         ExtraOp::ArgSort { .. } | ExtraOp::SearchSorted { .. } | ExtraOp::Nonzero => {
             per_input(wanted, |_| Ok(Term::Zero))?
         }

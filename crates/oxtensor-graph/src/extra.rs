@@ -99,7 +99,11 @@ impl fmt::Display for ExtraOp {
             ExtraOp::Sort { axis } => write!(f, "SortOp{{stable, {axis}}}"),
             ExtraOp::ArgSort { axis } => write!(f, "ArgSortOp{{stable, {axis}}}"),
             ExtraOp::SearchSorted { right } => {
-                write!(f, "SearchsortedOp{{{}}}", if *right { "right" } else { "left" })
+                write!(
+                    f,
+                    "SearchsortedOp{{{}}}",
+                    if *right { "right" } else { "left" }
+                )
             }
             ExtraOp::Repeat { axis } => write!(f, "Repeat{{axis={axis}}}"),
             ExtraOp::Unique {
@@ -145,7 +149,11 @@ fn axis_in(op: &Op, x: &Var, axis: usize) -> Result<(), GraphError> {
 
 fn not_bool(op: &Op, x: &Var) -> Result<(), GraphError> {
     if x.dtype() == DType::Bool {
-        Err(GraphError::dtype(op, x, "a numeric type (cast booleans first)"))
+        Err(GraphError::dtype(
+            op,
+            x,
+            "a numeric type (cast booleans first)",
+        ))
     } else {
         Ok(())
     }
@@ -223,7 +231,11 @@ pub(crate) fn infer(e: &ExtraOp, op: &Op, inputs: &[Var]) -> Result<Types, Graph
                 out.push(ty(DType::I64, smallvec![None]));
             }
             if *inverse {
-                let n = x.ty().shape.iter().try_fold(1usize, |a, d| d.map(|d| a * d));
+                let n = x
+                    .ty()
+                    .shape
+                    .iter()
+                    .try_fold(1usize, |a, d| d.map(|d| a * d));
                 out.push(ty(DType::I64, smallvec![n]));
             }
             if *counts {

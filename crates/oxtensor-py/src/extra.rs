@@ -59,8 +59,9 @@ fn extra(
                 xs.get(2).and_then(Option::as_ref),
             )),
             "repeat" => one(ex::repeat(x, arg(1)?, axis)),
-            "unique" => ex::unique(x, return_index, return_inverse, return_counts)
-                .map(|v| v.into_vec()),
+            "unique" => {
+                ex::unique(x, return_index, return_inverse, return_counts).map(|v| v.into_vec())
+            }
             "bincount" => one(ex::bincount(
                 x,
                 xs.get(1).and_then(Option::as_ref),

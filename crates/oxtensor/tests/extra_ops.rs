@@ -237,7 +237,10 @@ proptest! {
 
 fn point(shape: &[usize], seed: u64) -> Tensor {
     let n: usize = shape.iter().product();
-    let data: Vec<f64> = pseudo_random(n, seed).iter().map(|v| v + 0.1 * (seed as f64 % 3.0)).collect();
+    let data: Vec<f64> = pseudo_random(n, seed)
+        .iter()
+        .map(|v| v + 0.1 * (seed as f64 % 3.0))
+        .collect();
     Tensor::from_slice(&data, shape).unwrap()
 }
 
@@ -247,19 +250,45 @@ fn gradients_match_finite_differences() {
     for (k, shape) in [vec![5], vec![3, 4], vec![2, 3, 2]].into_iter().enumerate() {
         for axis in 0..shape.len() as i64 {
             let p = point(&shape, 7 + k as u64);
-            verify_grad(|x| Ok(ex::cumsum(&x[0], Some(axis))?), std::slice::from_ref(&p), &opts).unwrap();
-            verify_grad(|x| Ok(ex::cumprod(&x[0], Some(axis))?), std::slice::from_ref(&p), &opts).unwrap();
-            verify_grad(|x| Ok(ex::sort(&x[0], Some(axis))?), std::slice::from_ref(&p), &opts).unwrap();
+            verify_grad(
+                |x| Ok(ex::cumsum(&x[0], Some(axis))?),
+                std::slice::from_ref(&p),
+                &opts,
+            )
+            .unwrap();
+            verify_grad(
+                |x| Ok(ex::cumprod(&x[0], Some(axis))?),
+                std::slice::from_ref(&p),
+                &opts,
+            )
+            .unwrap();
+            verify_grad(
+                |x| Ok(ex::sort(&x[0], Some(axis))?),
+                std::slice::from_ref(&p),
+                &opts,
+            )
+            .unwrap();
             verify_grad(
                 |x| {
-                    let r = Var::constant(Tensor::from_slice(&vec![2i64; shape[axis as usize]], &[shape[axis as usize]]).unwrap());
+                    let r = Var::constant(
+                        Tensor::from_slice(
+                            &vec![2i64; shape[axis as usize]],
+                            &[shape[axis as usize]],
+                        )
+                        .unwrap(),
+                    );
                     Ok(ex::repeat(&x[0], &r, Some(axis))?)
                 },
                 std::slice::from_ref(&p),
                 &opts,
             )
             .unwrap();
-            verify_grad(|x| Ok(ex::diff(&x[0], 1, axis)?), std::slice::from_ref(&p), &opts).unwrap();
+            verify_grad(
+                |x| Ok(ex::diff(&x[0], 1, axis)?),
+                std::slice::from_ref(&p),
+                &opts,
+            )
+            .unwrap();
         }
     }
     let w = point(&[6], 3);
@@ -279,11 +308,15 @@ fn bad_arguments_are_named_errors() {
     let m = tensor("m", DType::F64, &[None, None]);
     let err = ex::cumsum(&m, Some(2)).unwrap_err().to_string();
     assert!(err.contains("axis 2 is out of bounds"), "{err}");
-    let err = ex::searchsorted(&m, &m, false, None).unwrap_err().to_string();
+    let err = ex::searchsorted(&m, &m, false, None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("expected 1 (a vector)"), "{err}");
     let err = ex::repeat(&m, &m, Some(0)).unwrap_err().to_string();
     assert!(err.contains("expected an integer type"), "{err}");
-    let err = ex::bincount(&vector("v", DType::F64), None, 0).unwrap_err().to_string();
+    let err = ex::bincount(&vector("v", DType::F64), None, 0)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("expected an integer type"), "{err}");
     let s = tensor("s", DType::F64, &[]);
     let err = ex::nonzero(&s).unwrap_err().to_string();
@@ -293,16 +326,35 @@ fn bad_arguments_are_named_errors() {
 #[test]
 fn runtime_errors_name_the_problem() {
     let x = vector("x", DType::I64);
-    let f = function(std::slice::from_ref(&x), &[ex::bincount(&x, None, 0).unwrap()]).build().unwrap();
-    let err = f.call(&[Tensor::from_slice(&[1i64, -2], &[2]).unwrap()]).unwrap_err().to_string();
-    assert!(err.contains("must be non-negative"), "{err}");
-    let r = vector("r", DType::I64);
-    let f = function(&[x.clone(), r.clone()], &[ex::repeat(&x, &r, Some(0)).unwrap()]).build().unwrap();
+    let f = function(
+        std::slice::from_ref(&x),
+        &[ex::bincount(&x, None, 0).unwrap()],
+    )
+    .build()
+    .unwrap();
     let err = f
-        .call(&[Tensor::from_slice(&[1i64, 2], &[2]).unwrap(), Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap()])
+        .call(&[Tensor::from_slice(&[1i64, -2], &[2]).unwrap()])
         .unwrap_err()
         .to_string();
-    assert!(err.contains("3 repeat counts for an axis of extent 2"), "{err}");
+    assert!(err.contains("must be non-negative"), "{err}");
+    let r = vector("r", DType::I64);
+    let f = function(
+        &[x.clone(), r.clone()],
+        &[ex::repeat(&x, &r, Some(0)).unwrap()],
+    )
+    .build()
+    .unwrap();
+    let err = f
+        .call(&[
+            Tensor::from_slice(&[1i64, 2], &[2]).unwrap(),
+            Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap(),
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("3 repeat counts for an axis of extent 2"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -312,8 +364,12 @@ fn data_dependent_outputs_have_dynamic_static_shapes() {
     assert_eq!(u[0].ty().shape[0], None);
     let nz = ex::nonzero(&tensor("t", DType::F64, &[Some(2), Some(3)])).unwrap();
     assert_eq!(&nz.ty().shape[..], &[Some(2), None]);
-    let f = function(std::slice::from_ref(&x), &[u[0].clone(), u[1].clone()]).build().unwrap();
-    let got = f.call(&[Tensor::from_slice(&[3.0, 1.0, 3.0, 2.0], &[4]).unwrap()]).unwrap();
+    let f = function(std::slice::from_ref(&x), &[u[0].clone(), u[1].clone()])
+        .build()
+        .unwrap();
+    let got = f
+        .call(&[Tensor::from_slice(&[3.0, 1.0, 3.0, 2.0], &[4]).unwrap()])
+        .unwrap();
     assert_eq!(got[0].to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0]);
     assert_eq!(got[1].to_vec::<i64>().unwrap(), vec![2, 0, 2, 1]);
 }

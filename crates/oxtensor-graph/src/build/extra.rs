@@ -175,8 +175,9 @@ pub fn take_along_axis(x: &Var, indices: &Var, axis: Option<i64>) -> Built {
         } else {
             let n = shape_i(&idx, d)?;
             let r = arange(&zero, &n, &Var::int_constant(1), DType::I64)?;
-            let order: Vec<Option<usize>> =
-                (0..ndim).map(|e| if e == d { Some(0) } else { None }).collect();
+            let order: Vec<Option<usize>> = (0..ndim)
+                .map(|e| if e == d { Some(0) } else { None })
+                .collect();
             dimshuffle(&r, &order)?
         };
         let term = mul(&coord, &pad(&stride, ndim)?)?;

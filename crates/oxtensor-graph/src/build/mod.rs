@@ -7,9 +7,9 @@
 //! ergonomic Rust use. Front ends (the Python package) call these functions.
 
 mod elemwise;
+pub mod extra;
 mod index;
 mod layout;
-pub mod extra;
 pub mod linalg;
 mod methods;
 pub mod random;

@@ -56,7 +56,12 @@ fn split_at_axis(t: &Tensor, axis: usize) -> Result<(usize, usize, usize), Kerne
 }
 
 /// Visits every lane along an axis: `f(offsets of its n elements in C order)`.
-fn for_each_lane(outer: usize, n: usize, inner: usize, mut f: impl FnMut(&mut dyn Iterator<Item = usize>)) {
+fn for_each_lane(
+    outer: usize,
+    n: usize,
+    inner: usize,
+    mut f: impl FnMut(&mut dyn Iterator<Item = usize>),
+) {
     for o in 0..outer {
         for j in 0..inner {
             let base = o * n * inner + j;
@@ -98,7 +103,11 @@ fn cumulate_t<T: Arith>(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, Ke
         let mut prev: Option<usize> = None;
         for k in lane {
             if let Some(p) = prev {
-                data[k] = if mul { data[p].mul(data[k]) } else { data[p].add(data[k]) };
+                data[k] = if mul {
+                    data[p].mul(data[k])
+                } else {
+                    data[p].add(data[k])
+                };
             }
             prev = Some(k);
         }
@@ -217,9 +226,8 @@ fn repeat(x: &Tensor, repeats: &Tensor, axis: usize) -> Result<Tensor, KernelErr
     }
     .into_iter()
     .map(|c| {
-        usize::try_from(c).map_err(|_| {
-            KernelError::Value(format!("repeat: repeat counts must be >= 0, got {c}"))
-        })
+        usize::try_from(c)
+            .map_err(|_| KernelError::Value(format!("repeat: repeat counts must be >= 0, got {c}")))
     })
     .collect::<Result<_, _>>()?;
     let total: usize = counts.iter().sum();
