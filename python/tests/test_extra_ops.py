@@ -306,3 +306,18 @@ def test_pad_and_interp(rng, mode):
 
 def test_pad_gradient(rng):
     verify_grad(lambda v: pt.pad(v, ((1, 2), (2, 1)), mode="reflect"), [rng.random((3, 4))], rng=rng)
+
+
+def test_pack_unpack_batched_tensordot(rng):
+    a, b = rng.random((2, 3)), rng.random(4)
+    x, y = pt.dmatrix("x"), pt.dvector("y")
+    packed, shapes = pt.pack(x, y)
+    ux, uy = pt.unpack(packed, shapes)
+    p, gx, gy = oxtensor.function([x, y], [packed, ux, uy])(a, b)
+    assert_matches(p, np.concatenate([a.ravel(), b]))
+    assert_matches(gx, a)
+    assert_matches(gy, b)
+    u, v = rng.random((2, 3, 4)), rng.random((2, 4, 5))
+    xu, xv = pt.tensor3("u"), pt.tensor3("v")
+    (got,) = oxtensor.function([xu, xv], [pt.batched_tensordot(xu, xv, axes=[[2], [1]])])(u, v)
+    assert_matches(got, np.einsum("aij,ajk->aik", u, v))

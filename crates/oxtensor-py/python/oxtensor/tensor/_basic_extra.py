@@ -579,3 +579,59 @@ def interpolate1d(x, y, method="linear", left_pad=None, right_pad=None, extrapol
 
 
 __all__ += ["pad", "interp", "interpolate1d"]
+
+
+# ---- packing and batched contractions -----------------------------------------------------
+
+
+def pack(*tensors, keep_axes=None):
+    """The tensors flattened and joined into one vector, with their shapes (to ``unpack``);
+    only ``keep_axes=None`` is supported."""
+    if keep_axes is not None:
+        raise NotImplementedError("pack: only keep_axes=None is supported")
+    vs = [_var(t) for t in tensors]
+    packed = _basic.concatenate([_basic.flatten(v, 1) if v.ndim else v.dimshuffle("x") for v in vs], axis=0)
+    return packed, [_basic.shape(v) for v in vs]
+
+
+def unpack(packed_input, packed_shapes, keep_axes=None):
+    """The inverse of ``pack``: pieces of the vector ``packed_input`` reshaped to
+    ``packed_shapes``."""
+    if keep_axes is not None:
+        raise NotImplementedError("unpack: only keep_axes=None is supported")
+    packed = _var(packed_input)
+    out, start = [], 0
+    for s in packed_shapes:
+        s = _var(s) if not isinstance(s, (tuple, list)) else s
+        n = get_vector_length(s)
+        size = 1
+        for d in range(n):
+            size = size * s[d]
+        piece = packed[start : start + size]
+        out.append(_basic.reshape(piece, [s[d] for d in range(n)]) if n else _basic.reshape(piece, ()))
+        start = start + size
+    return out
+
+
+def batched_tensordot(x, y, axes=2):
+    """``tensordot`` of each pair ``x[i]``, ``y[i]`` along the leading (batch) dimension:
+    ``axes`` an int (the last ``axes`` of ``x`` with the first ``axes`` after the batch of
+    ``y``) or two sequences of axes (counted with the batch)."""
+    from oxtensor.tensor._matrix import einsum
+
+    x, y = _var(x), _var(y)
+    letters = "bcdefghijklmnopqrstuvwxyz"
+    if isinstance(axes, (int, np.integer)):
+        ax_x = list(range(x.ndim - axes, x.ndim))
+        ax_y = list(range(1, 1 + axes))
+    else:
+        ax_x, ax_y = [a % x.ndim for a in axes[0]], [a % y.ndim for a in axes[1]]
+    sx = ["a"] + [letters[i] for i in range(x.ndim - 1)]
+    sy = ["a"] + [letters[x.ndim - 1 + i] for i in range(y.ndim - 1)]
+    for i, j in zip(ax_x, ax_y):
+        sy[j] = sx[i]
+    out = ["a"] + [sx[i] for i in range(1, x.ndim) if i not in ax_x] + [sy[j] for j in range(1, y.ndim) if j not in ax_y]
+    return einsum(f"{''.join(sx)},{''.join(sy)}->{''.join(out)}", x, y)
+
+
+__all__ += ["pack", "unpack", "batched_tensordot"]
