@@ -321,3 +321,13 @@ def test_pack_unpack_batched_tensordot(rng):
     xu, xv = pt.tensor3("u"), pt.tensor3("v")
     (got,) = oxtensor.function([xu, xv], [pt.batched_tensordot(xu, xv, axes=[[2], [1]])])(u, v)
     assert_matches(got, np.einsum("aij,ajk->aik", u, v))
+
+
+def test_vectorize(rng):
+    a, b = rng.random((2, 3, 4)), rng.random(4)
+    x, y = pt.tensor3("x"), pt.dvector("y")
+    f = pt.vectorize(lambda m, v: pt.dot(m, v), signature="(m,n),(n)->(m)")
+    g = pt.vectorize(lambda s: s * 2 + 1)
+    got, twice = oxtensor.function([x, y], [f(x, y), g(x)])(a, b)
+    assert_matches(got, a @ b)
+    assert_matches(twice, a * 2 + 1)

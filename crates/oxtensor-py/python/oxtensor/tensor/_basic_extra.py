@@ -635,3 +635,55 @@ def batched_tensordot(x, y, axes=2):
 
 
 __all__ += ["pack", "unpack", "batched_tensordot"]
+
+
+# ---- vectorize ----------------------------------------------------------------------------
+
+
+def _parse_signature(signature):
+    def dims(group):
+        group = group.strip()
+        return [d for d in group.strip("()").split(",") if d.strip()]
+
+    ins, outs = signature.replace(" ", "").split("->")
+    split = lambda s: [g + ")" for g in s.split(")")[:-1]] if s else []  # noqa: E731
+    return [len(dims(g.lstrip(","))) for g in split(ins)], [len(dims(g.lstrip(","))) for g in split(outs)]
+
+
+def vectorize(func, signature=None):
+    """``np.vectorize`` for symbolic functions: the returned function applies ``func`` to each
+    batch entry of its inputs (leading dimensions beyond the core dimensions of
+    ``signature``, ``"(m,n),(n)->(m)"``; all inputs and outputs scalars when ``None``), as a
+    ``scan`` over the flattened batch, and reshapes the results to the batch shape."""
+
+    def vectorized(*inputs):
+        import oxtensor
+
+        from oxtensor.tensor.extra_ops import broadcast_shape
+
+        vs = [_var(v) for v in inputs]
+        core_in, core_out = _parse_signature(signature) if signature else ([0] * len(vs), None)
+        if len(core_in) != len(vs):
+            raise TypeError(f"vectorize: the signature has {len(core_in)} inputs, got {len(vs)}")
+        batch_nd = max(v.ndim - c for v, c in zip(vs, core_in))
+        batch_parts = []
+        for v, c in zip(vs, core_in):
+            if v.ndim - c < 0:
+                raise ValueError(f"vectorize: input {v} has fewer than {c} core dimensions")
+            batch_parts.append(_basic.shape_padleft(v, batch_nd - (v.ndim - c)))
+        batch = broadcast_shape(*[_math.sum(p, axis=tuple(range(batch_nd, p.ndim))) if p.ndim > batch_nd else p for p in batch_parts])
+        flat = []
+        for p, c in zip(batch_parts, core_in):
+            target = list(batch) + [p.shape[d] for d in range(batch_nd, p.ndim)]
+            b = _basic.broadcast_to(p, target)
+            flat.append(_basic.reshape(b, [-1] + [p.shape[d] for d in range(batch_nd, p.ndim)]))
+        res, _ = oxtensor.scan(lambda *row: func(*row), sequences=flat)
+        single = not isinstance(res, (list, tuple))
+        res = [res] if single else list(res)
+        out = [_basic.reshape(r, list(batch) + [r.shape[d] for d in range(1, r.ndim)]) for r in res]
+        return out[0] if single else out
+
+    return vectorized
+
+
+__all__ += ["vectorize"]
