@@ -8,9 +8,19 @@ use oxtensor::ops::extra as ex;
 use oxtensor::{DType, Mode, Tensor, Var, function, tensor, vector};
 use oxtensor_testkit::{Tol, assert_close};
 use proptest::prelude::*;
-use random_graphs::pseudo_random;
 
-mod random_graphs;
+/// Deterministic values in `[-2, 2)` (xorshift), `n` of them for `seed`.
+fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            4.0 * ((s >> 11) as f64 / (1u64 << 53) as f64) - 2.0
+        })
+        .collect()
+}
 
 fn modes() -> Vec<Mode> {
     vec![
