@@ -70,6 +70,7 @@
 mod driver;
 mod elemwise;
 mod error;
+mod extra;
 mod forward;
 mod grad;
 mod higher;

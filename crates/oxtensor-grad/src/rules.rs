@@ -146,6 +146,7 @@ pub fn op_pullback(
         Op::Scan(s) => crate::scan::pullback(s, inputs, outputs, cotangents, wanted)?,
         Op::Linalg(l) => linalg::pullback(l, inputs, outputs, cotangents, wanted)?,
         Op::Random(_) => crate::random::pullback(inputs, wanted),
+        Op::Extra(e) => crate::extra::pullback(e, inputs, outputs, cotangents, wanted)?,
     };
     Ok(terms)
 }

@@ -12,6 +12,7 @@
 
 pub mod build;
 mod error;
+mod extra;
 mod fgraph;
 mod frozen;
 pub mod index;
@@ -31,6 +32,7 @@ mod types;
 mod verify;
 
 pub use error::GraphError;
+pub use extra::ExtraOp;
 pub use fgraph::{FunctionGraph, clone_replace, toposort};
 pub use frozen::FrozenGraph;
 pub use infer::infer_types;

@@ -145,6 +145,9 @@ pub enum Op {
     /// A random draw: inputs `(rng, size, params...)`, outputs `(next_rng, draw)` (see
     /// [`crate::random`]).
     Random(crate::RandomOp),
+    /// An extra op of `pytensor.tensor.extra_ops`/`sort` (cumsum, sort, unique, …): see
+    /// [`crate::ExtraOp`].
+    Extra(crate::ExtraOp),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -258,6 +261,7 @@ impl Op {
             Op::Scan(s) => s.n_outputs(),
             Op::Linalg(l) => l.n_outputs(),
             Op::Random(_) => 2,
+            Op::Extra(e) => e.n_outputs(),
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -410,6 +414,7 @@ impl fmt::Display for Op {
             Op::Scan(s) => write!(f, "Scan{{{}}}", s.name.as_deref().unwrap_or("scan_fn")),
             Op::Linalg(l) => write!(f, "{l}"),
             Op::Random(r) => write!(f, "{r}"),
+            Op::Extra(e) => write!(f, "{e}"),
         }
     }
 }

@@ -189,6 +189,7 @@ fn node_dims(
         }
         Op::Linalg(_) => outputs.iter().map(fallback).collect(),
         Op::Random(_) => crate::random::shape(outputs),
+        Op::Extra(e) => crate::extra::shape(e, ins, outputs),
     }
 }
 

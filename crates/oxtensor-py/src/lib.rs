@@ -14,6 +14,7 @@
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
 //! * [`special`]: the special functions' table, `logsumexp`, `softmax` and friends.
+//! * [`extra`]: extra ops (`cumsum`, `sort`, `unique`…) and the gradient markers.
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
@@ -21,6 +22,7 @@ use pyo3::prelude::*;
 pub mod builders;
 pub mod convert;
 pub mod errors;
+pub mod extra;
 pub mod function;
 pub mod gradient;
 pub mod inner;
@@ -53,5 +55,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register(m)?;
     serial::register(m)?;
     special::register(m)?;
+    extra::register(m)?;
     Ok(())
 }

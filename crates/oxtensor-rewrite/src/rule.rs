@@ -147,6 +147,8 @@ pub enum OpKind {
     Linalg,
     /// [`Op::Random`].
     Random,
+    /// [`Op::Extra`] (cumsum, sort, unique, …; rules match the [`oxtensor_graph::ExtraOp`]).
+    Extra,
 }
 
 impl OpKind {
@@ -180,6 +182,7 @@ impl OpKind {
             Op::Scan(_) => OpKind::Scan,
             Op::Linalg(_) => OpKind::Linalg,
             Op::Random(_) => OpKind::Random,
+            Op::Extra(_) => OpKind::Extra,
         }
     }
 }

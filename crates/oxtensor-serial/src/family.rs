@@ -1,12 +1,13 @@
-//! The op families with their own enums: linear algebra (`Op::Linalg`) and random draws
-//! (`Op::Random`). A linear-algebra op is `{"op": "Linalg", "name": LinalgOp::name(), ...its
-//! parameters}`; a draw is `{"op": "Random", "dist": Distribution::name(), "dtype",
-//! "size_ndim"}`.
+//! The op families with their own enums: linear algebra (`Op::Linalg`), random draws
+//! (`Op::Random`) and the extra tensor ops (`Op::Extra`). A linear-algebra op is
+//! `{"op": "Linalg", "name": LinalgOp::name(), ...its parameters}`; a draw is
+//! `{"op": "Random", "dist": Distribution::name(), "dtype", "size_ndim"}`; an extra op
+//! `{"op": "Extra", "name": "sort", ...its parameters}`.
 
 use crate::SerialError;
 use crate::json::Obj;
 use crate::tensor::{decode_dtype, encode_dtype};
-use oxtensor_graph::{AssumeA, Distribution, LinalgOp, QrMode, RandomOp};
+use oxtensor_graph::{AssumeA, Distribution, ExtraOp, LinalgOp, QrMode, RandomOp};
 use serde_json::{Value, json};
 
 fn assume_name(a: AssumeA) -> &'static str {
@@ -198,5 +199,90 @@ pub fn decode_random(o: &Obj<'_>) -> Result<RandomOp, SerialError> {
         })?,
         dtype: decode_dtype(o.get("dtype")?, &o.path("dtype"))?,
         size_ndim: o.opt_usize("size_ndim")?,
+    })
+}
+
+/// Writes an `Op::Extra` op as `{"name": <kind>, ...its parameters}` through `put`.
+pub fn encode_extra(e: &ExtraOp, put: &mut impl FnMut(&str, Value)) {
+    let name = match e {
+        ExtraOp::Cumulate { axis, mul } => {
+            put("axis", json!(axis));
+            put("mul", json!(mul));
+            "cumulate"
+        }
+        ExtraOp::Sort { axis } => {
+            put("axis", json!(axis));
+            "sort"
+        }
+        ExtraOp::ArgSort { axis } => {
+            put("axis", json!(axis));
+            "argsort"
+        }
+        ExtraOp::SearchSorted { right } => {
+            put("right", json!(right));
+            "searchsorted"
+        }
+        ExtraOp::Repeat { axis } => {
+            put("axis", json!(axis));
+            "repeat"
+        }
+        ExtraOp::Unique {
+            index,
+            inverse,
+            counts,
+        } => {
+            put("index", json!(index));
+            put("inverse", json!(inverse));
+            put("counts", json!(counts));
+            "unique"
+        }
+        ExtraOp::Bincount {
+            weighted,
+            minlength,
+        } => {
+            put("weighted", json!(weighted));
+            put("minlength", json!(minlength));
+            "bincount"
+        }
+        ExtraOp::Nonzero => "nonzero",
+    };
+    put("name", json!(name));
+}
+
+/// Reads an `Op::Extra` op written by [`encode_extra`].
+pub fn decode_extra(o: &Obj<'_>) -> Result<ExtraOp, SerialError> {
+    Ok(match o.str("name")? {
+        "cumulate" => ExtraOp::Cumulate {
+            axis: o.usize("axis")?,
+            mul: o.bool("mul")?,
+        },
+        "sort" => ExtraOp::Sort {
+            axis: o.usize("axis")?,
+        },
+        "argsort" => ExtraOp::ArgSort {
+            axis: o.usize("axis")?,
+        },
+        "searchsorted" => ExtraOp::SearchSorted {
+            right: o.bool("right")?,
+        },
+        "repeat" => ExtraOp::Repeat {
+            axis: o.usize("axis")?,
+        },
+        "unique" => ExtraOp::Unique {
+            index: o.bool("index")?,
+            inverse: o.bool("inverse")?,
+            counts: o.bool("counts")?,
+        },
+        "bincount" => ExtraOp::Bincount {
+            weighted: o.bool("weighted")?,
+            minlength: o.usize("minlength")?,
+        },
+        "nonzero" => ExtraOp::Nonzero,
+        other => {
+            return Err(SerialError::invalid(
+                &o.path("name"),
+                format!("unknown extra op {other:?}"),
+            ));
+        }
     })
 }

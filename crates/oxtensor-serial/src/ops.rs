@@ -252,6 +252,10 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             family::encode_random(r, &mut put);
             "Random"
         }
+        Op::Extra(e) => {
+            family::encode_extra(e, &mut put);
+            "Extra"
+        }
     };
     m.insert("op".to_string(), json!(name));
     Value::Object(m)
@@ -375,6 +379,7 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
         })),
         "Linalg" => Op::Linalg(family::decode_linalg(o)?),
         "Random" => Op::Random(family::decode_random(o)?),
+        "Extra" => Op::Extra(family::decode_extra(o)?),
         other => {
             return Err(SerialError::invalid(
                 &o.path("op"),

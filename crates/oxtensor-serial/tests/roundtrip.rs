@@ -1,5 +1,5 @@
-//! Round trips through the format: random graphs, every inner-graph op, linear algebra and
-//! random draws encode, decode to the same structure (re-encoding gives the same text) and
+//! Round trips through the format: random graphs, every inner-graph op, linear algebra,
+//! random draws and the extra tensor ops encode, decode to the same structure (re-encoding gives the same text) and
 //! compile to functions giving the same numbers; corrupt, hostile and newer documents are
 //! refused with an error naming the field.
 
@@ -220,6 +220,32 @@ fn linear_algebra_and_random_draws_round_trip() {
     let mode = Mode::FAST_COMPILE;
     // Same values, and the generator state advanced identically (the second call draws anew).
     for _ in 0..2 {
+        assert_same(&run(&b, &mode, &args), &run(&back, &mode, &args));
+    }
+}
+
+#[test]
+fn extra_ops_round_trip() {
+    use oxtensor::ops::extra;
+    let x = vector("x", DType::F64);
+    let n = vector("n", DType::I64);
+    let mut outputs = vec![
+        extra::cumsum(&x, None).expect("cumsum"),
+        extra::cumprod(&x, Some(0)).expect("cumprod"),
+        extra::sort(&x, None).expect("sort"),
+        extra::argsort(&x, Some(-1)).expect("argsort"),
+        extra::searchsorted(&x, &x, true, None).expect("searchsorted"),
+        extra::repeat(&x, &Var::int_constant(2), None).expect("repeat"),
+        extra::bincount(&n, Some(&x), 5).expect("bincount"),
+    ];
+    outputs.extend(extra::unique(&x, true, true, true).expect("unique"));
+    let b = bundle(&[x, n], &outputs);
+    let back = round_trip(&b);
+    let args = [
+        f64s(&[3.0, 1.0, 2.0, 1.0]),
+        Tensor::from_slice(&[0i64, 3, 3, 1], &[4]).expect("n"),
+    ];
+    for mode in [Mode::FAST_COMPILE, Mode::FAST_RUN] {
         assert_same(&run(&b, &mode, &args), &run(&back, &mode, &args));
     }
 }

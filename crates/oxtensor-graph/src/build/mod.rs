@@ -7,6 +7,7 @@
 //! ergonomic Rust use. Front ends (the Python package) call these functions.
 
 mod elemwise;
+pub mod extra;
 mod index;
 mod layout;
 pub mod linalg;

@@ -29,7 +29,7 @@ from oxtensor.printing import debugprint, dprint, pp  # noqa: E402
 from oxtensor import tensor  # noqa: E402
 from oxtensor import printing  # noqa: E402
 from oxtensor import gradient  # noqa: E402
-from oxtensor.gradient import grad  # noqa: E402
+from oxtensor.gradient import Lop, Rop, grad, pullback, pushforward  # noqa: E402
 from oxtensor.compile.builders import OpFromGraph  # noqa: E402
 from oxtensor.compile.pickling import SerializationError, load, save  # noqa: E402
 from oxtensor.ifelse import ifelse  # noqa: E402
@@ -54,6 +54,10 @@ __all__ = [
     "tensor",
     "gradient",
     "grad",
+    "Lop",
+    "Rop",
+    "pullback",
+    "pushforward",
     "OpFromGraph",
     "ifelse",
     "scan",

@@ -48,6 +48,7 @@ fn foldable(op: &Op) -> bool {
         // Never evaluated at compile time: a draw is computed when the function runs, from the
         // generator value it is given (PyTensor does not fold random variables either).
         Op::Random(_) => false,
+        Op::Extra(_) => true,
     }
 }
 

@@ -5,6 +5,7 @@
 mod composite;
 mod composite_reduce;
 mod elemwise;
+mod extra;
 mod index;
 mod layout;
 mod linalg;
@@ -76,6 +77,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => crate::inner::eval_alone(op, inputs),
         Op::Linalg(l) => linalg::linalg(l, inputs),
         Op::Random(r) => random::random(r, inputs),
+        Op::Extra(e) => extra::extra(e, inputs),
     }
 }
 

@@ -21,6 +21,12 @@ from oxtensor.tensor.variable import TensorConstant, TensorVariable, Variable
 from oxtensor.tensor.sharedvar import TensorSharedVariable
 from oxtensor.gradient import grad, hessian, jacobian
 from oxtensor.tensor import random
+from oxtensor.tensor import extra_ops, shape as _shape_module, sort as _sort_module  # noqa: F401
+from oxtensor.tensor.extra_ops import *  # noqa: F401,F403
+from oxtensor.tensor.extra_ops import __all__ as _extra_ops_all
+from oxtensor.tensor.sort import argsort, sort
+from oxtensor.tensor.shape import shape_i, shape_tuple, specify_broadcastable
+from oxtensor.tensor.basic import shape  # the function again: importing the module rebound it
 
 __all__ = (
     list(_basic_all)
@@ -30,4 +36,6 @@ __all__ = (
     + ["linalg", "nlinalg", "slinalg", "special", "softmax", "log_softmax"]
     + ["TensorType", "TensorVariable", "TensorConstant", "TensorSharedVariable", "Variable"]
     + ["grad", "jacobian", "hessian"]
+    + list(_extra_ops_all)
+    + ["argsort", "sort", "shape_i", "shape_tuple", "specify_broadcastable", "extra_ops"]
 )

@@ -418,3 +418,9 @@ def split(x, splits_size, n_splits, axis=0):
         if len(sizes) != n_splits:
             raise ValueError(f"split: {len(sizes)} sizes given for n_splits={n_splits}")
     return _core.split(x, sizes, axis)
+
+from oxtensor.tensor._basic_extra import *  # noqa: E402,F401,F403
+from oxtensor.tensor._basic_extra import __all__ as _extra_all  # noqa: E402
+from oxtensor.tensor._basic_extra import NotScalarConstantError  # noqa: E402,F401
+
+__all__ += _extra_all

@@ -312,3 +312,8 @@ def outer(x, y):
     """Outer product of two vectors."""
     return _core.outer(x, y)
 
+
+from oxtensor.tensor._math_extra import *  # noqa: E402,F401,F403
+from oxtensor.tensor._math_extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all
