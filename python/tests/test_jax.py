@@ -207,6 +207,74 @@ def test_untranslatable_op_fails_at_compile_time_naming_it():
         oxtensor.function([], d, mode="JAX")
 
 
+SPECIAL_UNARY = {
+    "gamma": "pos", "psi": "pos", "trigamma": "pos", "erfinv": "unit", "erfcinv": "open02",
+    "erfcx": None, "i0": None, "i1": None, "log1mexp": "neg", "logit": "open01",
+    "factorial": "pos",
+}
+SPECIAL_BINARY = {
+    "polygamma": lambda a, x: (np.floor(np.abs(a) * 2), np.abs(x) + 0.5),
+    "gammainc": lambda a, x: (np.abs(a) + 0.5, np.abs(x)),
+    "gammaincc": lambda a, x: (np.abs(a) + 0.5, np.abs(x)),
+    "beta": lambda a, b: (np.abs(a) + 0.5, np.abs(b) + 0.5),
+    "betaln": lambda a, b: (np.abs(a) + 0.5, np.abs(b) + 0.5),
+    "owens_t": lambda h, a: (h, a),
+    "chi2sf": lambda x, k: (np.abs(x), np.floor(np.abs(k)) + 1),
+    "xlogy": lambda x, y: (x, np.abs(y) + 0.1),
+    "xlog1py": lambda x, y: (x, np.abs(y)),
+    "poch": lambda z, m: (np.abs(z) + 0.5, m),
+}
+
+
+def _special_domain(kind, shape):
+    u = RNG.uniform(0.02, 0.98, size=shape)
+    return {"pos": u * 6 + 0.1, "unit": u * 1.9 - 0.95, "open02": u * 2, "neg": -u * 5,
+            "open01": u}.get(kind, RNG.uniform(-3, 3, size=shape))
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_UNARY))
+def test_special_functions_unary(name):
+    # jax.scipy.special and our SciPy-accurate implementations are different algorithms:
+    # the tolerance of docs/testing.md for that case.
+    x = pt.vector("x")
+    check([x], getattr(pt, name)(x), [_special_domain(SPECIAL_UNARY[name], 12)], rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_BINARY))
+def test_special_functions_binary(name):
+    a, b = pt.vector("a"), pt.vector("b")
+    values = SPECIAL_BINARY[name](RNG.uniform(-3, 3, size=10), RNG.uniform(-3, 3, size=10))
+    check([a, b], getattr(pt, name)(a, b), list(values), rtol=1e-9, atol=1e-14)
+
+
+def test_betainc_and_hyp2f1():
+    a, b, x = pt.vector("a"), pt.vector("b"), pt.vector("x")
+    av, bv, xv = (RNG.uniform(0.5, 4, size=8) for _ in range(3))
+    check([a, b, x], pt.betainc(a, b, x), [av, bv, xv / 4.5], rtol=1e-9)
+    check([a, b, x], pt.hyp2f1(a, b, a + b + 1.5, x), [av, bv, xv / 4.5 - 0.5], rtol=1e-9)
+
+
+def test_extra_ops():
+    x, m = pt.vector("x"), pt.matrix("m")
+    xv = RNG.normal(size=9)
+    xv[[2, 5]] = xv[1]
+    mv = RNG.normal(size=(3, 4))
+    check([x, m], [pt.cumsum(x), pt.cumprod(m, axis=1), pt.sort(m, axis=0), pt.argsort(x),
+                   pt.searchsorted(pt.sort(x), m), pt.searchsorted(pt.sort(x), x, side="right"),
+                   pt.repeat(x, 3), pt.repeat(m, [1, 0, 2], axis=0)], [xv, mv])
+
+
+@pytest.mark.parametrize("make, label", [
+    (lambda x: pt.unique(x), r"Extra\{unique\}"),
+    (lambda x: pt.nonzero(x)[0], r"Extra\{nonzero\}"),
+    (lambda x: pt.kv(1.5, x), r"Elemwise\{Kv\}"),
+])
+def test_ops_without_a_jax_form_fail_at_compile_time_naming_them(make, label):
+    x = pt.vector("x")
+    with pytest.raises(NotImplementedError, match=label):
+        oxtensor.function([x], make(x), mode="JAX")
+
+
 def test_jax_functions_pickle():
     import pickle
 
