@@ -8,6 +8,7 @@
 //! Outputs whose extent depends on the input values have a dynamic static extent (`None`);
 //! the runtime allocates them when the kernel has run.
 
+use crate::infer::arity;
 use crate::{GraphError, Op, StaticShape, TensorType, Var};
 use oxtensor_data::DType;
 use smallvec::{SmallVec, smallvec};
@@ -117,18 +118,6 @@ impl fmt::Display for ExtraOp {
             } => write!(f, "Bincount{{weighted={weighted}, minlength={minlength}}}"),
             ExtraOp::Nonzero => write!(f, "Nonzero"),
         }
-    }
-}
-
-fn arity(op: &Op, inputs: &[Var], n: usize) -> Result<(), GraphError> {
-    if inputs.len() == n {
-        Ok(())
-    } else {
-        Err(GraphError::Arity {
-            op: op.to_string(),
-            expected: n.to_string(),
-            got: inputs.len(),
-        })
     }
 }
 

@@ -15,7 +15,8 @@ fn one(t: TensorType) -> Result<Types, GraphError> {
     Ok(smallvec![t])
 }
 
-fn arity(op: &Op, inputs: &[Var], n: usize) -> Result<(), GraphError> {
+/// An arity error naming `op` unless it got exactly `n` inputs.
+pub(crate) fn arity(op: &Op, inputs: &[Var], n: usize) -> Result<(), GraphError> {
     if inputs.len() == n {
         Ok(())
     } else {

@@ -196,6 +196,16 @@ impl ReduceOp {
         }
     }
 
+    /// Every reduction, for tables and tests that go over all of them.
+    pub const ALL: [ReduceOp; 6] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::All,
+        ReduceOp::Any,
+    ];
+
     /// The printed name.
     pub fn name(self) -> &'static str {
         match self {

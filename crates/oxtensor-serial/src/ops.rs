@@ -19,23 +19,12 @@ use oxtensor_graph::{
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-fn reduce_name(op: ReduceOp) -> &'static str {
-    op.name()
-}
-
 fn reduce_of(o: &Obj<'_>) -> Result<ReduceOp, SerialError> {
     let name = o.str("fn")?;
-    [
-        ReduceOp::Sum,
-        ReduceOp::Prod,
-        ReduceOp::Max,
-        ReduceOp::Min,
-        ReduceOp::All,
-        ReduceOp::Any,
-    ]
-    .into_iter()
-    .find(|r| r.name() == name)
-    .ok_or_else(|| SerialError::invalid(&o.path("fn"), format!("unknown reduction {name:?}")))
+    ReduceOp::ALL
+        .into_iter()
+        .find(|r| r.name() == name)
+        .ok_or_else(|| SerialError::invalid(&o.path("fn"), format!("unknown reduction {name:?}")))
 }
 
 fn index_json(spec: &IndexSpec) -> Value {
@@ -117,7 +106,7 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             "Elemwise"
         }
         Op::Reduce { op, axes } => {
-            put("fn", json!(reduce_name(*op)));
+            put("fn", json!(op.name()));
             put("axes", json!(axes.to_vec()));
             "Reduce"
         }
@@ -195,7 +184,7 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             "Composite"
         }
         Op::FusedReduce { op, axes, body } => {
-            put("fn", json!(reduce_name(*op)));
+            put("fn", json!(op.name()));
             put("axes", json!(axes.to_vec()));
             put("body", enc.frozen(body));
             "FusedReduce"
