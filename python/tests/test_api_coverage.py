@@ -30,7 +30,7 @@ MODULES = [
     "gradient",
 ]
 
-THRESHOLD = 0.92
+THRESHOLD = 0.93
 
 _COMPLEX = "complex dtypes: issue 15, not started (needs complex support in oxtensor-data)"
 _INTERNAL = "PyTensor implementation detail, not user API"

@@ -276,6 +276,21 @@ def test_gradient_helpers(rng):
         oxtensor.gradient.grad_undefined("op", 0, x)
 
 
+def test_undefined_grad(rng):
+    x, y = pt.dvector("x"), pt.dvector("y")
+    a = rng.random(3)
+    u = oxtensor.gradient.undefined_grad(x)
+    (v,) = oxtensor.function([x], [u])(a)
+    assert_matches(v, a)
+    cost = pt.sum(u * y)
+    with pytest.raises(oxtensor.gradient.NullTypeGradError, match="undefined_grad of 'x'"):
+        oxtensor.grad(cost, x)
+    assert issubclass(oxtensor.gradient.NullTypeGradError, TypeError)
+    assert oxtensor.grad(cost, x, null_gradients="return") is None
+    (gy,) = oxtensor.function([x, y], [oxtensor.grad(cost, y)])(a, np.ones(3))
+    assert_matches(gy, a)
+
+
 def test_scalars_from_a_string():
     a, b, c = pt.scalars("xyz")
     assert [v.name for v in (a, b, c)] == ["x", "y", "z"]

@@ -95,6 +95,6 @@ pub use grad::{
     pullback,
 };
 pub use higher::{hessian, hessian_vector_product, jacobian};
-pub use marker::{disconnected_grad, grad_clip, zero_grad};
+pub use marker::{disconnected_grad, grad_clip, undefined_grad, zero_grad};
 pub use rules::{Term, op_pullback};
 pub use util::grad_dtype;

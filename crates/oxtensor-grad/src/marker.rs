@@ -1,4 +1,4 @@
-//! Gradient markers: `zero_grad`, `disconnected_grad` and `grad_clip`, values that are the
+//! Gradient markers: `zero_grad`, `disconnected_grad`, `grad_clip` and `undefined_grad`, values that are the
 //! identity in the forward pass but change how gradients flow through them. Each is an
 //! [`Op::GradMarker`] node, a view of its input in every backend.
 
@@ -25,6 +25,15 @@ pub fn zero_grad(x: &Var) -> Result<Var, GradError> {
 #[track_caller]
 pub fn disconnected_grad(x: &Var) -> Result<Var, GradError> {
     mark(GradMarker::Disconnected, std::slice::from_ref(x))
+}
+
+/// `x` in the forward pass, with an undefined gradient: a gradient that flows through it to a
+/// requested variable is PyTensor's `NullType` (an error naming `x`'s op under the default
+/// `null_gradients="raise"`). PyTensor's `undefined_grad`, for values whose derivative a
+/// model must never use.
+#[track_caller]
+pub fn undefined_grad(x: &Var) -> Result<Var, GradError> {
+    mark(GradMarker::Undefined, std::slice::from_ref(x))
 }
 
 /// `x` in the forward pass; in the backward pass the gradient flowing into `x` is clipped
@@ -67,6 +76,9 @@ pub(crate) fn pullback(
         Ok(match (kind, k) {
             (GradMarker::Zero, 0) => Term::Zero,
             (GradMarker::Clip, 0) => Term::Grad(b::clip(g, &inputs[1], &inputs[2])?),
+            (GradMarker::Undefined, 0) => {
+                Term::Undefined(format!("undefined_grad of {}", inputs[0].describe()))
+            }
             _ => Term::Disconnected,
         })
     })

@@ -159,6 +159,9 @@ pub enum GradMarker {
     Disconnected,
     /// The gradient is clipped elementwise to `[lo, hi]`.
     Clip,
+    /// The gradient is undefined: differentiating through it is an error (or a `None`
+    /// gradient, as the caller's `null_gradients` option says).
+    Undefined,
 }
 
 /// The combining function of a [`Op::Reduce`].

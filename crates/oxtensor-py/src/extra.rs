@@ -2,7 +2,7 @@
 //! [`oxtensor_graph::build::extra`] (cumsum, sort, unique, …; the pure-Python
 //! `oxtensor.tensor.extra_ops` and `sort` hold PyTensor's signatures and normalise the
 //! arguments), and `_core.grad_marker(kind, x, lo, hi)` builds `zero_grad`,
-//! `disconnected_grad` or `grad_clip`.
+//! `disconnected_grad`, `grad_clip` or `undefined_grad`.
 
 use oxtensor::gradient::{self, GradError};
 use oxtensor_graph::build::extra as ex;
@@ -106,6 +106,7 @@ fn grad_marker(
     let v = match (kind, lo, hi) {
         ("zero", _, _) => at_user_site(py, || gradient::zero_grad(&x)),
         ("disconnected", _, _) => at_user_site(py, || gradient::disconnected_grad(&x)),
+        ("undefined", _, _) => at_user_site(py, || gradient::undefined_grad(&x)),
         ("clip", Some(lo), Some(hi)) => {
             let (lo, hi) = (as_var(py, lo)?, as_var(py, hi)?);
             at_user_site(py, || gradient::grad_clip(&x, &lo, &hi))

@@ -13,8 +13,16 @@ use crate::errors::{graph_err, value_err};
 use crate::site::at_user_site;
 use crate::var::{var_of, wrap};
 
-/// Registers the gradient functions.
+pyo3::create_exception!(
+    oxtensor,
+    NullTypeGradError,
+    PyTypeError,
+    "A gradient that is mathematically undefined was asked for (PyTensor's NullType gradient, e.g. through undefined_grad)."
+);
+
+/// Registers the gradient functions and `NullTypeGradError`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NullTypeGradError", m.py().get_type::<NullTypeGradError>())?;
     m.add_function(wrap_pyfunction!(grad, m)?)?;
     m.add_function(wrap_pyfunction!(jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(hessian, m)?)?;
@@ -22,11 +30,13 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A differentiation error as a Python exception (`TypeError` for a non-scalar cost, an
-/// undefined gradient or a bad seed; `ValueError` otherwise, as PyTensor).
+/// A differentiation error as a Python exception (`NullTypeGradError`, a `TypeError`, for an
+/// undefined gradient; `TypeError` for a non-scalar cost or a bad seed; `ValueError`
+/// otherwise, as PyTensor).
 fn grad_err(e: GradError) -> PyErr {
     match e {
         GradError::Graph(g) => graph_err(g),
+        e @ GradError::Undefined { .. } => NullTypeGradError::new_err(e.to_string()),
         other if other.is_type_error() => PyTypeError::new_err(other.to_string()),
         other => PyValueError::new_err(other.to_string()),
     }

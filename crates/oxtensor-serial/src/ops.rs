@@ -194,6 +194,7 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
                 GradMarker::Zero => "zero",
                 GradMarker::Disconnected => "disconnected",
                 GradMarker::Clip => "clip",
+                GradMarker::Undefined => "undefined",
             };
             put("marker", json!(k));
             "GradMarker"
@@ -326,6 +327,7 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
             "zero" => GradMarker::Zero,
             "disconnected" => GradMarker::Disconnected,
             "clip" => GradMarker::Clip,
+            "undefined" => GradMarker::Undefined,
             other => {
                 return Err(SerialError::invalid(
                     &o.path("marker"),

@@ -5,7 +5,8 @@ mod gradient_common;
 
 use gradient_common::{assert_close, eval, values};
 use oxtensor::gradient::{
-    DisconnectedInputs, GradOptions, disconnected_grad, grad, grad_clip, grad_vars, zero_grad,
+    DisconnectedInputs, GradError, GradOptions, NullGradients, disconnected_grad, grad, grad_clip,
+    grad_vars, undefined_grad, zero_grad,
 };
 use oxtensor::ops::{self as b, Idx};
 use oxtensor::{DType, Tensor, Var, scalar, vector};
@@ -298,5 +299,45 @@ fn markers() {
     assert_eq!(
         values(&eval(&[x, lo], &g, &[p, Tensor::scalar(-5.0)])[0]),
         vec![0.5; 3]
+    );
+}
+
+#[test]
+fn undefined_grad_is_an_error_only_where_the_gradient_is_asked_for() {
+    let x = vector("x", DType::F64);
+    let y = vector("y", DType::F64);
+    let u = undefined_grad(&x).unwrap();
+    let p = vec64(&[-3.0, 0.5, 4.0]);
+    assert_eq!(
+        values(
+            &eval(
+                std::slice::from_ref(&x),
+                std::slice::from_ref(&u),
+                std::slice::from_ref(&p)
+            )[0]
+        ),
+        values(&p)
+    );
+    let cost = b::sum(&b::mul(&u, &y).unwrap(), None, false).unwrap();
+    // Through the marker: PyTensor's NullType error, naming the marked variable.
+    match grad(&cost, std::slice::from_ref(&x), &GradOptions::default()) {
+        Err(e @ GradError::Undefined { .. }) => {
+            assert!(e.to_string().contains("undefined_grad of 'x'"), "{e}")
+        }
+        other => panic!("expected an undefined gradient, got {other:?}"),
+    }
+    let ret = GradOptions {
+        null_gradients: NullGradients::Return,
+        ..GradOptions::default()
+    };
+    let g = grad(&cost, std::slice::from_ref(&x), &ret)
+        .unwrap()
+        .remove(0);
+    assert!(g.into_var().is_none());
+    // Not through it: the gradient with respect to y is u = x.
+    let g = grad_vars(&cost, std::slice::from_ref(&y)).unwrap();
+    assert_eq!(
+        values(&eval(&[x, y], &g, &[p.clone(), vec64(&[1.0, 1.0, 1.0])])[0]),
+        values(&p)
     );
 }

@@ -125,8 +125,8 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
 # ---- the rest of pytensor.gradient ---------------------------------------------------------
 
 
-class NullTypeGradError(TypeError):
-    """Raised when a gradient is undefined (PyTensor's ``NullType`` gradient)."""
+#: Raised when a gradient is undefined (PyTensor's ``NullType`` gradient); a ``TypeError``.
+NullTypeGradError = _core.NullTypeGradError
 
 
 class GradientError(Exception):
@@ -170,6 +170,8 @@ __all__ += [
     "pushforward_through_pullback",
     "zero_grad_",
     "disconnected_grad_",
+    "undefined_grad",
+    "undefined_grad_",
 ]
 
 
@@ -189,8 +191,16 @@ def disconnected_grad(x):
     return _core.grad_marker("disconnected", _tensor(x))
 
 
+def undefined_grad(x):
+    """``x`` in the forward pass, with an undefined gradient: ``grad`` through it to a requested
+    variable raises :class:`NullTypeGradError` (or gives ``None`` with
+    ``null_gradients="return"``)."""
+    return _core.grad_marker("undefined", _tensor(x))
+
+
 zero_grad_ = zero_grad
 disconnected_grad_ = disconnected_grad
+undefined_grad_ = undefined_grad
 
 
 def grad_clip(x, lower_bound, upper_bound):
