@@ -17,7 +17,6 @@
 //! written by a newer oxtensor, or one that is corrupt, gives a [`SerialError`] naming the
 //! field.
 
-mod base64;
 mod error;
 mod family;
 mod json;

@@ -4,8 +4,10 @@
 //! time). A value is `{"dtype", "shape", "data"}` with `data` the elements in C order as
 //! little-endian bytes, base64-encoded (bools one byte, 0 or 1).
 
+use crate::SerialError;
 use crate::json::{Obj, obj};
-use crate::{SerialError, base64};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::TensorType;
 use serde_json::{Value, json};
@@ -46,7 +48,7 @@ pub fn encode_tensor(t: &Tensor) -> Value {
             chunk.reverse();
         }
     }
-    json!({"dtype": t.dtype().name(), "shape": t.shape(), "data": base64::encode(&bytes)})
+    json!({"dtype": t.dtype().name(), "shape": t.shape(), "data": STANDARD.encode(&bytes)})
 }
 
 macro_rules! from_le {
@@ -68,8 +70,9 @@ pub fn decode_tensor(value: &Value, at: &str) -> Result<Tensor, SerialError> {
     let o: Obj<'_> = obj(value, at)?;
     let dtype = decode_dtype(o.get("dtype")?, &o.path("dtype"))?;
     let shape = o.usizes("shape")?;
-    let bytes = base64::decode(o.str("data")?)
-        .ok_or_else(|| SerialError::invalid(&o.path("data"), "corrupt base64"))?;
+    let bytes = STANDARD
+        .decode(o.str("data")?)
+        .map_err(|e| SerialError::invalid(&o.path("data"), format!("corrupt base64: {e}")))?;
     let expected = shape
         .iter()
         .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
