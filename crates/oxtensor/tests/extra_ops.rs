@@ -9,18 +9,10 @@ use oxtensor::{DType, Mode, Tensor, Var, function, tensor, vector};
 use oxtensor_testkit::{Tol, assert_close};
 use proptest::prelude::*;
 
-/// Deterministic values in `[-2, 2)` (xorshift), `n` of them for `seed`.
-fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            4.0 * ((s >> 11) as f64 / (1u64 << 53) as f64) - 2.0
-        })
-        .collect()
-}
+// Only the value stream of the shared helpers is used here, not its random expressions.
+#[allow(dead_code)]
+mod random_graphs;
+use random_graphs::pseudo_random;
 
 fn modes() -> Vec<Mode> {
     vec![
