@@ -143,6 +143,20 @@ def test_modes():
         function([x], x, mode="NO_SUCH_MODE")
 
 
+def test_native_code_for_a_lower_cpu_agrees_with_numpy():
+    # "native:TARGET" compiles the C for another -march (what AVX2-only CPUs run).
+    x, y = pt.dvector("x"), pt.dvector("y")
+    out = pt.exp(-(x**2)) * pt.sin(y) + pt.log1p(abs(x * y))
+    rng = np.random.default_rng(20261125)
+    xv, yv = rng.normal(0, 3, 5000), rng.normal(0, 3, 5000)
+    want = np.exp(-(xv**2)) * np.sin(yv) + np.log1p(np.abs(xv * yv))
+    for target in ("x86-64-v2", "x86-64-v3"):
+        f = function([x, y], out, mode=Mode(linker=f"native:{target}"))
+        np.testing.assert_allclose(f(xv, yv), want, rtol=1e-14, atol=1e-15)
+    with pytest.raises(ValueError, match="-march name"):
+        function([x], x, mode=Mode(linker="native:x86-64 -O0"))
+
+
 def test_trust_input_is_settable_and_still_safe():
     x = pt.dvector("x")
     f = function([x], x * 2, trust_input=True)

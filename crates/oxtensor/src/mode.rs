@@ -2,8 +2,9 @@ use crate::Error;
 use oxtensor_graph::FunctionGraph;
 use oxtensor_rewrite::{Optimizer, RewriteReport};
 use oxtensor_runtime::{Backend, Interpreter};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The backend a mode compiles with.
 #[derive(Clone)]
@@ -12,6 +13,8 @@ enum Linker {
     Interpreter,
     /// Generated C (the interpreter, after one warning, when no C compiler works).
     Native,
+    /// Generated C for another CPU than this one (GCC's `-march` name, e.g. `x86-64-v3`).
+    NativeFor(Arc<str>),
     /// A backend given by the user.
     Custom(Arc<dyn Backend>),
 }
@@ -32,6 +35,50 @@ fn native_backend() -> Option<&'static oxtensor_native::NativeBackend> {
             }
         })
         .as_ref()
+}
+
+/// The process's native backend compiling for `target` (a GCC `-march` name), made on first
+/// use of each target and kept for the process, like the default one.
+fn native_backend_for(target: &str) -> Option<&'static oxtensor_native::NativeBackend> {
+    type Backends = Mutex<HashMap<String, Option<&'static oxtensor_native::NativeBackend>>>;
+    static BY_TARGET: OnceLock<Backends> = OnceLock::new();
+    let mut map = BY_TARGET
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *map.entry(target.to_string()).or_insert_with(|| {
+        let config = oxtensor_native::NativeConfig {
+            target: Some(target.to_string()),
+            ..Default::default()
+        };
+        match oxtensor_native::NativeBackend::with_config(config) {
+            // A handful of targets per process at most; each backend lives as long as the
+            // process, as the default one does.
+            Ok(b) => Some(&*Box::leak(Box::new(b))),
+            Err(e) => {
+                eprintln!("oxtensor warning: {e}; functions for {target} run in the interpreter");
+                None
+            }
+        }
+    })
+}
+
+/// The target named by a linker `native:TARGET`: a GCC `-march` name, so letters, digits,
+/// `-`, `_` and `.` only (it becomes a compiler flag).
+fn native_target(linker: &str) -> Result<Option<Arc<str>>, Error> {
+    let Some(target) = linker.strip_prefix("native:") else {
+        return Ok(None);
+    };
+    let valid = !target.is_empty()
+        && target
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return Err(Error::Option(format!(
+            "invalid native target {target:?} in linker {linker:?}; expected a GCC -march name such as 'x86-64-v3'"
+        )));
+    }
+    Ok(Some(target.into()))
 }
 
 /// How a function is compiled: which rewrites run on its graph (the optimizer) and which
@@ -68,15 +115,18 @@ impl Mode {
 
     /// A mode from PyTensor's linker and optimizer names. Linkers: `"interp"` (also PyTensor's
     /// `"py"` and `"vm"`) for the interpreter; `"native"` (also `"c"`, `"cvm"`, `"c|py"`,
-    /// `"auto"`, `"default"`) for generated C. Optimizers: `"fast_run"`, `"fast_compile"`, `"None"`
+    /// `"auto"`, `"default"`) for generated C; `"native:TARGET"` for generated C compiled for
+    /// another CPU (a GCC `-march` name: `"native:x86-64-v3"` gives an AVX-512 machine the code
+    /// AVX2-only machines run, to test and measure it). Optimizers: `"fast_run"`, `"fast_compile"`, `"None"`
     /// (see [`Optimizer::by_name`]).
     pub fn new(linker: &str, optimizer: &str) -> Result<Mode, Error> {
         let linker = match linker {
+            _ if let Some(target) = native_target(linker)? => Linker::NativeFor(target),
             "interp" | "py" | "vm" => Linker::Interpreter,
             "native" | "c" | "cvm" | "c|py" | "auto" | "default" => Linker::Native,
             other => {
                 return Err(Error::Option(format!(
-                    "unknown linker {other:?}; expected 'native', 'interp', 'py', 'vm', 'cvm', 'c', 'c|py' or 'auto'"
+                    "unknown linker {other:?}; expected 'native', 'native:TARGET' (a GCC -march name), 'interp', 'py', 'vm', 'cvm', 'c', 'c|py' or 'auto'"
                 )));
             }
         };
@@ -144,6 +194,10 @@ impl Mode {
         match &self.linker {
             Linker::Interpreter => &INTERPRETER,
             Linker::Native => match native_backend() {
+                Some(b) => b,
+                None => &INTERPRETER,
+            },
+            Linker::NativeFor(target) => match native_backend_for(target) {
                 Some(b) => b,
                 None => &INTERPRETER,
             },

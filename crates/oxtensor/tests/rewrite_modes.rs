@@ -163,3 +163,48 @@ fn functions_compiled_in_any_mode_agree() {
         }
     }
 }
+
+#[test]
+fn native_targets_compile_for_lower_cpus_and_agree_with_the_interpreter() {
+    use oxtensor_testkit::{Tol, assert_close_slices};
+    let (x, y) = (vector("x", DType::F64), vector("y", DType::F64));
+    let out = (-(&x * &x)).exp() * y.sin() + (&x * &y).abs().log1p();
+    let n = 2000;
+    let xs: Vec<f64> = (0..n).map(|i| 3.0 * (0.37 * i as f64).sin()).collect();
+    let ys: Vec<f64> = (0..n).map(|i| 5.0 * (0.11 * i as f64).cos()).collect();
+    let args = [t(&xs), t(&ys)];
+    let inputs = [x.clone(), y.clone()];
+    let (_, want) = run(&Mode::by_name("interp").unwrap(), &inputs, &out, &args);
+    for target in ["x86-64-v2", "x86-64-v3", "native"] {
+        let mode = Mode::new(&format!("native:{target}"), "fast_run").unwrap();
+        assert_eq!(mode.linker(), "native", "{target}");
+        let (_, got) = run(&mode, &inputs, &out, &args);
+        // Three functions of the math libraries, each within 8 ulp, then added: the sum
+        // may cancel, so the comparison also admits 1e-14 of the largest term.
+        assert_close_slices(
+            target,
+            &got,
+            &want,
+            Tol::MATH_LIBRARIES.or_scaled(1e-14),
+            false,
+        );
+    }
+    for bad in ["native:", "native:x86-64 -O0", "native:$(true)"] {
+        match Mode::new(bad, "fast_run") {
+            Err(Error::Option(m)) => assert!(m.contains("-march name"), "{bad}: {m}"),
+            other => panic!(
+                "{bad}: expected an option error, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+    // A name the compiler does not know fails when the function is compiled, naming it.
+    let mode = Mode::new("native:no-such-cpu", "fast_run").unwrap();
+    let graph = FunctionGraph::new(inputs.to_vec(), vec![out.clone()]).unwrap();
+    let (graph, _) = mode.rewrite(&graph).unwrap();
+    let err = mode.backend().compile(&graph).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("no-such-cpu")),
+        "{err:?}"
+    );
+}

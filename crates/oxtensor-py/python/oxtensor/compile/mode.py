@@ -3,8 +3,11 @@ optimizer) and which backend runs it (the linker).
 
 ``Mode(linker=None, optimizer="fast_run")``, the predefined ``FAST_RUN`` (default) and
 ``FAST_COMPILE``, and ``mode.including(*tags)`` / ``excluding`` / ``requiring`` to adjust the
-rewrites by tag (``get_mode("FAST_RUN").excluding("fusion")``). Every linker name PyTensor
-knows for its C/VM backends maps to the interpreter until the native backend exists.
+rewrites by tag (``get_mode("FAST_RUN").excluding("fusion")``). PyTensor's C linker names
+(``"cvm"``, ``"c"``, ``"c|py"``) give the native backend, its Python ones (``"py"``, ``"vm"``)
+the interpreter; ``"native:TARGET"`` compiles the native code for another CPU than this one
+(a GCC ``-march`` name: ``Mode(linker="native:x86-64-v3")`` runs, on an AVX-512 machine, the
+code AVX2-only machines get).
 """
 
 from __future__ import annotations
