@@ -61,6 +61,11 @@ STREAM_IDENTICAL = [
     (lambda r: pt.random.negative_binomial(3.0, 0.4, size=30, rng=r), lambda g: g.negative_binomial(3.0, 0.4, 30)),
     (lambda r: pt.random.hypergeometric(10, 7, 5, size=30, rng=r), lambda g: g.hypergeometric(10, 7, 5, 30)),
     (lambda r: pt.random.dirichlet([0.5, 1.0, 2.0], size=4, rng=r), lambda g: g.dirichlet([0.5, 1.0, 2.0], 4)),
+    # NumPy 2 accepts zero alphas: a zero component, in both of its algorithms.
+    (lambda r: pt.random.dirichlet([0.0, 1.0, 2.0], size=4, rng=r), lambda g: g.dirichlet([0.0, 1.0, 2.0], 4)),
+    (lambda r: pt.random.dirichlet([0.05, 0.0, 0.02, 0.0], size=4, rng=r), lambda g: g.dirichlet([0.05, 0.0, 0.02, 0.0], 4)),
+    (lambda r: pt.random.dirichlet([0.0, 0.05], size=3, rng=r), lambda g: g.dirichlet([0.0, 0.05], 3)),
+    (lambda r: pt.random.dirichlet([0.0, 0.0], size=3, rng=r), lambda g: g.dirichlet([0.0, 0.0], 3)),
     (lambda r: pt.random.multinomial(10, [0.2, 0.5, 0.3], size=4, rng=r), lambda g: g.multinomial(10, [0.2, 0.5, 0.3], 4)),
     # Broadcast parameters, no size: NumPy's C-order loop over the broadcast shape.
     (

@@ -42,6 +42,9 @@ NUMPY_ERRORS = [
     (lambda r: pt.random.hypergeometric(1, 1, 5, rng=r), lambda g: g.hypergeometric(1, 1, 5)),
     (lambda r: pt.random.hypergeometric(1, 1, -1, rng=r), lambda g: g.hypergeometric(1, 1, -1)),
     (lambda r: pt.random.integers(5, 5, rng=r), lambda g: g.integers(5, 5)),
+    (lambda r: pt.random.uniform(0.0, np.inf, rng=r), lambda g: g.uniform(0.0, np.inf)),
+    (lambda r: pt.random.uniform(-1e308, 1e308, rng=r), lambda g: g.uniform(-1e308, 1e308)),
+    (lambda r: pt.random.dirichlet([1.0, -1.0], rng=r), lambda g: g.dirichlet([1.0, -1.0])),
     # (chisquare is PyTensor's gamma(df / 2, scale=2), which accepts df == 0 as NumPy's gamma does)
     (lambda r: pt.random.chisquare(-1.0, rng=r), lambda g: g.gamma(-0.5, 2.0)),
     (lambda r: pt.random.multinomial(-1, [0.5, 0.5], rng=r), lambda g: g.multinomial(-1, [0.5, 0.5])),

@@ -1,12 +1,13 @@
 //! Rust errors as Python exceptions: `TypeError` for dtype, rank, arity and keyword problems
 //! ([`oxtensor::Error::is_type_error`]), `IndexError` for bad indices, `ValueError` for shapes and
 //! everything else found at run time, except a singular, indefinite or non-converging matrix:
-//! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise.
+//! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise, and a random
+//! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises.
 
 use oxtensor::oxtensor_runtime::KernelError;
 use oxtensor::{Error, GraphError, RuntimeError};
 use pyo3::PyErr;
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError, PyValueError};
 
 pyo3::import_exception!(numpy.linalg, LinAlgError);
 
@@ -15,6 +16,13 @@ pyo3::import_exception!(numpy.linalg, LinAlgError);
 fn is_linalg_failure(r: &RuntimeError) -> bool {
     matches!(r, RuntimeError::Kernel { source: KernelError::Value(m), .. }
         if m.contains(" is singular") || m.contains(" is not positive definite") || m.contains("did not converge"))
+}
+
+/// True for a random draw whose range is not finite (`oxtensor_random::RandomError`'s
+/// "range exceeds valid bounds", NumPy's `OverflowError` message).
+fn is_overflow(r: &RuntimeError) -> bool {
+    matches!(r, RuntimeError::Kernel { source: KernelError::Value(m), .. }
+        if m.contains("range exceeds valid bounds"))
 }
 
 /// A graph-building error as a Python exception.
@@ -45,6 +53,7 @@ pub fn ox_err(e: Error) -> PyErr {
             PyIndexError::new_err(e.to_string())
         }
         Error::Runtime(ref r) if is_linalg_failure(r.root()) => LinAlgError::new_err(e.to_string()),
+        Error::Runtime(ref r) if is_overflow(r.root()) => PyOverflowError::new_err(e.to_string()),
         other if other.is_type_error() => PyTypeError::new_err(other.to_string()),
         other => PyValueError::new_err(other.to_string()),
     }

@@ -51,13 +51,17 @@ impl Generator {
         Ok(out)
     }
 
-    /// `dirichlet(alpha)`: one point of the simplex. Every alpha must be > 0.
+    /// `dirichlet(alpha)`: one point of the simplex. Every alpha must be ≥ 0 (NumPy 2): a
+    /// zero alpha gives a zero component.
     pub fn dirichlet(&mut self, alpha: &[f64]) -> Result<Vec<f64>> {
-        if let Some(bad) = alpha.iter().find(|a| a.is_nan() || **a <= 0.0) {
+        if let Some(bad) = alpha.iter().find(|a| **a < 0.0) {
             return Err(RandomError::new(
                 "alpha",
-                format!("alpha <= 0 (expected every alpha > 0, got {bad})"),
+                format!("alpha < 0 (expected every alpha >= 0, got {bad})"),
             ));
+        }
+        if alpha.iter().any(|a| a.is_nan()) {
+            return Err(RandomError::new("alpha", "alpha contains NaNs".to_string()));
         }
         let k = alpha.len();
         if k == 0 {
@@ -72,11 +76,19 @@ impl Generator {
                 csum[j] = acc_sum;
             }
             let mut out = vec![0.0; k];
+            if csum[0] == 0.0 {
+                // Every alpha is zero: the point is all zeros, and nothing is drawn.
+                return Ok(out);
+            }
             let mut acc = 1.0;
             for j in 0..k - 1 {
                 let v = self.beta_unchecked(alpha[j], csum[j + 1]);
                 out[j] = acc * v;
                 acc *= 1.0 - v;
+                if csum[j + 1] == 0.0 {
+                    // Every later alpha is zero: v is 1, and the rest of the point is 0.
+                    break;
+                }
             }
             out[k - 1] = acc;
             return Ok(out);

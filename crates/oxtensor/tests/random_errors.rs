@@ -88,7 +88,7 @@ fn bad_parameters_give_numpys_message_naming_the_variable() {
         (
             Distribution::Dirichlet,
             vec![vec_c(&[1.0, -1.0])],
-            "alpha <= 0",
+            "alpha < 0",
         ),
         (
             Distribution::Multinomial,
