@@ -2,8 +2,9 @@
 //! PyTensor's `L_op`s. Each derivative is a graph of special and elementary ops (so second
 //! derivatives work where those have rules). Where PyTensor's gradient is undefined (the
 //! integer order of `polygamma`) or not implemented here (derivatives with respect to the
-//! parameters of the incomplete gamma and beta functions, of Bessel orders, of `hyp2f1`'s
-//! a, b, c), the input gets [`Term::Undefined`] naming the function and the parameter.
+//! parameters of the incomplete beta function and of the inverses, of Bessel orders, of
+//! `hyp2f1`'s a, b, c), the input gets [`Term::Undefined`] naming the function and the
+//! parameter.
 
 use crate::rules::{Term, per_input};
 use crate::util::{fconst, rsub, scale, shift};
@@ -32,8 +33,24 @@ pub(crate) fn pullback(
         // d ψ⁽ⁿ⁾/dx = ψ⁽ⁿ⁺¹⁾; the order is an integer.
         PolyGamma => vec![None, Some(sp(PolyGamma, &[shift(&x(0)?, 1.0)?, x(1)?]))],
         // dP/dx = xᵃ⁻¹ e⁻ˣ / Γ(a); dQ/dx = −dP/dx.
-        GammaInc => vec![None, Some(gamma_density(&x(0)?, &x(1)?))],
-        GammaIncC => vec![None, Some(b::neg(&gamma_density(&x(0)?, &x(1)?)?))],
+        // ∂P/∂a is its own function (`gammainc_grad`); ∂Q/∂a = −∂P/∂a.
+        GammaInc => vec![
+            Some(sp(GammaIncGrad, &[x(0)?, x(1)?])),
+            Some(gamma_density(&x(0)?, &x(1)?)),
+        ],
+        GammaIncC => vec![
+            Some(b::neg(&sp(GammaIncGrad, &[x(0)?, x(1)?])?)),
+            Some(b::neg(&gamma_density(&x(0)?, &x(1)?)?)),
+        ],
+        // ∂²P/∂a∂x = ∂/∂a of the density = density · (log x − ψ(a)); ∂²P/∂a² is not
+        // implemented (nor in PyTensor).
+        GammaIncGrad => vec![
+            None,
+            Some(b::mul(
+                &gamma_density(&x(0)?, &x(1)?)?,
+                &b::sub(&b::log(&x(1)?)?, &sp(Psi, &[x(0)?])?)?,
+            )),
+        ],
         // The inverse's derivative is the reciprocal of the density at the result.
         GammaIncInv => vec![None, Some(inverse_gamma_slope(&x(0)?, z))],
         GammaIncCInv => vec![None, Some(b::neg(&inverse_gamma_slope(&x(0)?, z)?))],

@@ -111,6 +111,9 @@ special_fns! {
     GammaIncInv: "GammaIncInv", "gammaincinv", gammaincinv, 2048;
     /// The inverse of Q(a, ·): x with Q(a, x) = q.
     GammaIncCInv: "GammaIncCInv", "gammainccinv", gammainccinv, 2048;
+    /// ∂P(a, x)/∂a: the gradient of `gammainc` (and, negated, of `gammaincc`) with respect
+    /// to the shape (PyTensor's `GammaIncGrad`).
+    GammaIncGrad: "GammaIncGrad", "gammainc_grad", gammainc_grad, 2048;
     /// B(a, b) = Γ(a)Γ(b)/Γ(a + b).
     Beta: "Beta", "beta", beta, 256;
     /// log|B(a, b)|.

@@ -98,6 +98,7 @@ exports! {
     Binary: betaln => oxt_betaln_f64, oxt_betaln_f32(a, b);
     Binary: gammainc => oxt_gammainc_f64, oxt_gammainc_f32(a, x);
     Binary: gammaincc => oxt_gammaincc_f64, oxt_gammaincc_f32(a, x);
+    Binary: gammainc_grad => oxt_gammainc_grad_f64, oxt_gammainc_grad_f32(a, x);
     Binary: gammaincinv => oxt_gammaincinv_f64, oxt_gammaincinv_f32(a, p);
     Binary: gammainccinv => oxt_gammainccinv_f64, oxt_gammainccinv_f32(a, q);
     Binary: chi2sf => oxt_chi2sf_f64, oxt_chi2sf_f32(x, k);

@@ -110,6 +110,7 @@ mod gamma;
 mod hyp2f1;
 mod incbeta;
 mod incgamma;
+mod incgamma_grad;
 mod owens;
 mod psi;
 
@@ -123,5 +124,6 @@ pub use gamma::{factorial, gamma, gammaln, gammaln as lgamma, poch};
 pub use hyp2f1::hyp2f1;
 pub use incbeta::{betainc, betaincinv};
 pub use incgamma::{chi2sf, gammainc, gammaincc, gammainccinv, gammaincinv};
+pub use incgamma_grad::gammainc_grad;
 pub use owens::owens_t;
 pub use psi::{digamma, digamma as psi, polygamma, trigamma};

@@ -141,6 +141,10 @@ for _spec in _BINARY:
     _binary(*_spec)
 
 
+#: The table's functions SciPy does not have, described.
+_NOT_IN_SCIPY = {"gammainc_grad": "∂ gammainc(a, x) / ∂a (PyTensor's ``gammainc_grad``)"}
+
+
 def _special(pt_name, core_name, params):
     """Defines ``pt_name(*params)``: the special function ``core_name`` of oxtensor-special."""
 
@@ -153,10 +157,8 @@ def _special(pt_name, core_name, params):
         return _core.elemwise(core_name, *args)
 
     f.__name__ = f.__qualname__ = pt_name
-    f.__doc__ = (
-        f"``scipy.special.{core_name}({', '.join(params)})`` elementwise (computed by "
-        "oxtensor-special; integer inputs give floats)."
-    )
+    what = _NOT_IN_SCIPY.get(core_name, f"``scipy.special.{core_name}({', '.join(params)})``")
+    f.__doc__ = f"{what} elementwise (computed by oxtensor-special; integer inputs give floats)."
     f.__module__ = __name__
     globals()[pt_name] = f
     __all__.append(pt_name)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import numpy as np
 import scipy.special as sp
 
 from oxtensor.link.jax.ops.elemwise import SCALAR
@@ -46,6 +48,8 @@ SPECIAL = {
     "PolyGamma": _both(sp.polygamma, _polygamma),
     "GammaInc": _same("gammainc"),
     "GammaIncC": _same("gammaincc"),
+    # SciPy has no ∂P/∂a; JAX's own (what jax.grad of gammainc uses) serves concrete inputs too.
+    "GammaIncGrad": _both(lambda a, x: np.asarray(jax.lax.igamma_grad_a(a, x)), jax.lax.igamma_grad_a),
     "Beta": _same("beta"),
     "BetaLn": _same("betaln"),
     "BetaInc": _same("betainc"),
