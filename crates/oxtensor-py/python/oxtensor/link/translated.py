@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from oxtensor import _core
-from oxtensor.link.document import Translation
 
 #: Rewrite passes a translated graph leaves out: fusion builds Composites and fused reductions
 #: (which would only hide ops from the engine, which fuses, or not, by itself), scan_last_only
