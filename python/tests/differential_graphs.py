@@ -67,9 +67,8 @@ def random_graph(rng, inputs):
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
 
 
-def run_and_compare(seed, dtype, mode):
-    """Graph ``seed`` in ``dtype``, run in the default mode and in ``mode``: same shapes,
-    dtypes, and values within ``TOLERANCE``."""
+def build(seed, dtype):
+    """Graph ``seed`` in ``dtype``: its inputs, outputs and input values."""
     rng = np.random.default_rng(1000 + seed)
     shapes = SHAPES[seed % len(SHAPES)]
     # A dimension broadcasts only where its static extent is 1 (PyTensor's rule).
@@ -79,10 +78,21 @@ def run_and_compare(seed, dtype, mode):
     ]
     outputs = random_graph(rng, inputs)
     values = [(rng.random(s) * 6 - 3).astype(dtype) for s in shapes]
-    want = oxtensor.function(inputs, outputs, on_unused_input="ignore")(*values)
-    got = oxtensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")(*values)
+    return inputs, outputs, values
+
+
+def compare(want, got, dtype):
+    """Same shapes, dtypes, and values within ``TOLERANCE``."""
     tol = TOLERANCE[dtype]
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         w, g = np.asarray(w), np.asarray(g)
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def run_and_compare(seed, dtype, mode):
+    """Graph ``seed`` in ``dtype`` run in the default mode and in ``mode``, compared."""
+    inputs, outputs, values = build(seed, dtype)
+    want = oxtensor.function(inputs, outputs, on_unused_input="ignore")(*values)
+    got = oxtensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")(*values)
+    compare(want, got, dtype)

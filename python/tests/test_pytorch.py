@@ -393,3 +393,53 @@ def test_compiled_mode_agrees_with_eager():
     except torch._dynamo.exc.BackendCompilerFailed as err:  # inductor needs a C++ toolchain
         pytest.skip(f"torch.compile's backend is unavailable here: {err}")
     np.testing.assert_allclose(got, g(a, b), rtol=1e-12)
+
+
+# The elementwise suite's own tables (test_elemwise.py), in both float dtypes and over 0-d,
+# empty and broadcast shapes: PyTorch against the default mode (float32 within 2e-6).
+from test_elemwise import BINARY as SUITE_BINARY  # noqa: E402
+from test_elemwise import UNARY as SUITE_UNARY  # noqa: E402
+from conftest import random_array  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("f,ref,domain", SUITE_UNARY, ids=[u[0].__name__ for u in SUITE_UNARY])
+def test_elementwise_suite_unary(f, ref, domain, dtype):
+    rtol = 2e-6 if dtype == "float32" else 1e-12
+    for shape in [(), (7,), (2, 0, 3)]:
+        a = random_array(RNG, shape, dtype)
+        if domain is not None:
+            a = domain(a).astype(dtype)
+        x = pt.tensor("x", dtype=dtype, shape=(None,) * a.ndim)
+        check([x], f(x), [a], rtol=rtol, atol=1e-6 if dtype == "float32" else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("f,ref,domain", SUITE_BINARY, ids=[b[0].__name__ for b in SUITE_BINARY])
+def test_elementwise_suite_binary(f, ref, domain, dtype):
+    rtol = 2e-6 if dtype == "float32" else 1e-12
+    a = random_array(RNG, (3, 4), dtype)
+    b = random_array(RNG, (1, 4), dtype)
+    if domain is not None:
+        b = domain(b).astype(dtype)
+    if f is pt.pow:
+        a = np.abs(a).astype(dtype)
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    y = pt.tensor("y", dtype=dtype, shape=(1, None))
+    check([x, y], f(x, y), [a, b], rtol=rtol, atol=1e-6 if dtype == "float32" else 1e-14)
+
+
+def test_run_time_errors_raise_as_in_the_other_backends():
+    x, i = pt.vector("x"), pt.vector("i", dtype="int64")
+    m = pt.matrix("m")
+    take = oxtensor.function([x, i], x[i], mode="PYTORCH")
+    with pytest.raises((IndexError, RuntimeError)):
+        take(np.arange(3.0), np.array([5]))
+    chol = oxtensor.function([m], pt.linalg.cholesky(m, on_error="raise"), mode="PYTORCH")
+    with pytest.raises(ValueError, match="positive definite"):
+        chol(-np.eye(2))
+    nan = oxtensor.function([m], pt.linalg.cholesky(m), mode="PYTORCH")
+    assert np.isnan(nan(-np.eye(2))).all()
+    inv = oxtensor.function([m], pt.linalg.inv(m), mode="PYTORCH")
+    with pytest.raises(RuntimeError, match="singular"):
+        inv(np.zeros((2, 2)))
