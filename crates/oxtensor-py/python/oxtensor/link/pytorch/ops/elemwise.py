@@ -8,6 +8,8 @@ common NumPy type. The result is cast to the document's output dtype.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -39,6 +41,16 @@ def _variadic(bool_fn, fn):
     return go
 
 
+def _sign(a):
+    # torch's sign of NaN is 0; NumPy's is NaN.
+    return torch.where(torch.isnan(a), a, torch.sign(a)) if a.is_floating_point() else torch.sign(a)
+
+
+def _gammaln(a):
+    # torch's lgamma(-inf) is +inf; SciPy's gammaln(-inf) is -inf.
+    return torch.where(a == -math.inf, a, torch.special.gammaln(a))
+
+
 def _rounding(fn):
     """A rounding function, the identity on integers (which torch does not round)."""
     return lambda a: fn(a) if a.is_floating_point() else a
@@ -56,7 +68,7 @@ SCALAR = {
     "Pow": ("cast", torch.pow),
     "Neg": ("cast", torch.neg),
     "Abs": ("cast", torch.abs),
-    "Sign": ("cast", torch.sign),
+    "Sign": ("cast", _sign),
     "Sqr": ("cast", lambda a: a * a),
     "Sqrt": ("cast", torch.sqrt),
     "Reciprocal": ("cast", torch.reciprocal),
@@ -85,7 +97,7 @@ SCALAR = {
     "Softplus": ("cast", lambda a: torch.logaddexp(torch.zeros_like(a), a)),
     "Erf": ("cast", torch.special.erf),
     "Erfc": ("cast", torch.special.erfc),
-    "GammaLn": ("cast", torch.special.gammaln),
+    "GammaLn": ("cast", _gammaln),
     "Maximum": ("cast", torch.maximum),
     "Minimum": ("cast", torch.minimum),
     "Clip": ("cast", lambda a, lo, hi: torch.minimum(torch.maximum(a, lo), hi)),
