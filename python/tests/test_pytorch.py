@@ -30,12 +30,16 @@ def check(inputs, outputs, values, rtol=1e-12, atol=0.0):
     assert isinstance(tf, PyTorchFunction)
     want = ref(*values)
     got = tf(*values)
+    # pytorch_funcify's tensors hold uint16/uint32/uint64 values as int64.
     fused = [t.numpy() for t in pytorch_funcify(ref)(*values)]
     if not isinstance(outputs, (list, tuple)):
         want, got = [want], [got]
     assert len(want) == len(got) == len(fused)
     for w, g, h in zip(want, got, fused):
         w, g, h = np.asarray(w), np.asarray(g), np.asarray(h)
+        if w.dtype in (np.uint16, np.uint32, np.uint64):
+            assert h.dtype == np.int64
+            h = h.astype(w.dtype)
         for other in (g, h):
             assert other.shape == w.shape, (other.shape, w.shape)
             assert other.dtype == w.dtype, (other.dtype, w.dtype)
@@ -102,8 +106,9 @@ def test_integer_and_bool_ops(name, dtype):
     fn = getattr(pt, name)
     check([i, j], fn(i) if name == "invert" else fn(i, j), [a, b])
     p, q = pt.vector("p", dtype="bool"), pt.vector("q", dtype="bool")
-    if name in ("and_", "or_", "xor", "invert", "add", "mul"):
+    if name in ("and_", "or_", "xor", "invert", "add", "mul", "maximum"):
         check([p, q], fn(p) if name == "invert" else fn(p, q), [a > 2, b > 0])
+        check([p], [pt.abs(p), pt.sum(p), pt.max(p)], [a > 2])
 
 
 def test_mixed_dtypes_promote_as_numpy():
@@ -317,13 +322,31 @@ def test_random_draws_fail_at_compile_time_naming_them(dist):
 
 
 @pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
-def test_wide_unsigned_integers_are_refused(dtype):
-    x = pt.vector("x", dtype=dtype)
-    with pytest.raises(NotImplementedError, match=rf"no PyTorch translation for .*{dtype}"):
-        oxtensor.function([x], x + x, mode="PYTORCH")
-    y = pt.vector("y", dtype="int64")
-    with pytest.raises(NotImplementedError, match=rf"op Elemwise\{{Cast\}} .*{dtype}"):
-        oxtensor.function([y], pt.cast(y, dtype), mode="PYTORCH")
+def test_wide_unsigned_integers(dtype):
+    # Held as int64 in torch: wrapped to their width (uint16/uint32) or checked below 2**63.
+    x, y = pt.vector("x", dtype=dtype), pt.vector("y", dtype=dtype)
+    top = np.iinfo(dtype).max if dtype != "uint64" else 2**60
+    a = np.array([0, 1, 7, 200, top, top - 1, 3], dtype=dtype)
+    b = np.array([0, 3, 7, 9, 2, 1, 5], dtype=dtype)
+    outs = [x * y, x // y, x % y, x < y, pt.maximum(x, y), x & y, pt.cast(x, "float64"), x / y, x.sum(),
+            pt.sort(x), pt.argmax(x), pt.switch(x > y, x, y)]
+    if dtype != "uint64":  # these wrap past 2**63
+        outs += [x + y, x - y, -x, ~x, x ** 2, pt.cast(pt.cast(x, "int8"), dtype)]
+    with np.errstate(all="ignore"):
+        check([x, y], outs, [a, b])
+    u = pt.vector("u", dtype="uint8")
+    check([u], [u.sum(), u.prod(), pt.cumsum(u), pt.cast(u, dtype) * 300],
+          [np.arange(250, 256, dtype=np.uint8)])
+
+
+def test_uint64_values_from_2_to_the_63_are_refused():
+    x = pt.vector("x", dtype="uint64")
+    f = oxtensor.function([x], x * 2, mode="PYTORCH")
+    np.testing.assert_array_equal(f(np.array([2**62 - 1], dtype=np.uint64)), [2**63 - 2])
+    with pytest.raises(OverflowError, match=r"Elemwise\{Mul\} gave a uint64 value of 2\*\*63"):
+        f(np.array([2**62], dtype=np.uint64))
+    with pytest.raises(OverflowError, match="2\\*\\*63 or more"):
+        f(np.array([2**63], dtype=np.uint64))
 
 
 def test_modes_and_repr():

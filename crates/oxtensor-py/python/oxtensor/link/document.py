@@ -52,6 +52,15 @@ class Document:
                 stack.extend(r[0] for r in node["inputs"])
         return sorted(seen)
 
+    def dtype_of(self, ref):
+        """The NumPy dtype of the value ``ref`` (``[node, output]``) stands for."""
+        node = self.nodes[ref[0]]
+        if node["kind"] == "apply":
+            return np.dtype(node["types"][ref[1]]["dtype"])
+        if node["kind"] in ("constant", "shared"):
+            return np.dtype(node["value"]["dtype"])
+        return np.dtype(node["type"]["dtype"])
+
     def translated(self, n):
         if n not in self._translated:
             self._translated[n] = self._translate(self.nodes[n], self)
@@ -121,6 +130,8 @@ class Translation:
         self.update_targets = [self.shared[position[t[0]] - len(self.input_nodes)] for t, _ in doc["updates"]]
         refs = doc["outputs"] + [v for _, v in doc["updates"]]
         self.run = self.document.program(refs, bound)
+        #: The dtypes of what ``run`` returns.
+        self.result_dtypes = [self.document.dtype_of(r) for r in refs]
         self.input_types = [nodes[n]["type"] for n in self.input_nodes]
         self.shared_types = [
             {"dtype": nodes[n]["value"]["dtype"], "shape": nodes[n]["value"]["shape"]} for n in shared_nodes

@@ -11,7 +11,7 @@ the function itself, of tensors, for autograd or ``torch.func``.
 Every value is a tensor, so every shape and bound is known when an op runs: dynamic reshapes,
 ``unique``, ``nonzero`` and Scans with ``until`` translate, unlike in JAX. Values keep
 NumPy's dtypes (each op casts to the dtypes the document gives); ``uint16``/``uint32``/
-``uint64``, which PyTorch cannot compute with, are refused at compile time.
+``uint64``, which PyTorch cannot compute with, are held as ``int64`` (``dispatch.py``).
 """
 
 from __future__ import annotations

@@ -8,17 +8,8 @@ from oxtensor.link.document import Translation
 from oxtensor.link.pytorch import dispatch
 from oxtensor.link.translated import TranslatedFunction, funcify_source
 
-#: The mode names that build a ``PyTorchFunction``; the second ``torch.compile``s it.
-MODES = ("PYTORCH", "PYTORCH_COMPILED")
-
-
 def _translation(text, shared):
-    t = Translation(text, shared, dispatch.translate, constant=dispatch.tensor)
-    for k, ty in enumerate(t.input_types):
-        dispatch.torch_dtype(ty["dtype"], f"input {k}")
-    for s, ty in zip(t.shared, t.shared_types):
-        dispatch.torch_dtype(ty["dtype"], f"shared variable {s.name or '?'}")
-    return t
+    return Translation(text, shared, dispatch.translate, constant=dispatch.tensor)
 
 
 class PyTorchFunction(TranslatedFunction):
@@ -40,13 +31,14 @@ class PyTorchFunction(TranslatedFunction):
     def _execute(self, fn, arrays, shared_values):
         with torch.no_grad():
             results = fn(*[dispatch.tensor(a) for a in arrays], *[dispatch.tensor(v) for v in shared_values])
-        return [dispatch.to_numpy(r) for r in results]
+        return [dispatch.to_numpy(r, d) for r, d in zip(results, self._translation.result_dtypes)]
 
 
 def pytorch_funcify(obj, inputs=None):
     """A plain PyTorch function of a graph (as ``jax_funcify``): ``fn(*inputs)`` taking tensors
     (or NumPy arrays) and returning the tuple of output tensors, built from eager torch calls
-    (so autograd, ``torch.func`` and ``torch.compile`` apply). ``obj`` is a compiled function
+    (so autograd, ``torch.func`` and ``torch.compile`` apply). Values of ``uint16``/``uint32``/
+    ``uint64`` are int64 tensors (see ``dispatch``). ``obj`` is a compiled function
     (any mode: its rewritten graph is translated), or an output variable or list of them with
     their ``inputs``. Shared variables are read as constants (their values now); updates are
     not applied. An op without a translation raises ``NotImplementedError`` naming it."""

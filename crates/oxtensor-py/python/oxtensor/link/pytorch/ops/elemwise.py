@@ -46,6 +46,11 @@ def _sign(a):
     return torch.where(torch.isnan(a), a, torch.sign(a)) if a.is_floating_point() else torch.sign(a)
 
 
+def _abs(a):
+    # torch has no abs of bools; NumPy's is the identity.
+    return a if a.dtype == torch.bool else torch.abs(a)
+
+
 def _gammaln(a):
     # torch's lgamma(-inf) is +inf; SciPy's gammaln(-inf) is -inf.
     return torch.where(a == -math.inf, a, torch.special.gammaln(a))
@@ -67,7 +72,7 @@ SCALAR = {
     "Mod": ("cast", _mod),
     "Pow": ("cast", torch.pow),
     "Neg": ("cast", torch.neg),
-    "Abs": ("cast", torch.abs),
+    "Abs": ("cast", _abs),
     "Sign": ("cast", _sign),
     "Sqr": ("cast", lambda a: a * a),
     "Sqrt": ("cast", torch.sqrt),
