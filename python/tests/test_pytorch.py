@@ -405,6 +405,29 @@ def test_pytorch_functions_pickle_and_copy():
     assert h(np.ones(2)) == f(np.ones(2))
 
 
+FRESH_PROCESS = """
+import pickle, sys
+import numpy as np
+f = pickle.load(open(sys.argv[1], "rb"))
+assert type(f).__name__ == "PyTorchFunction", type(f)
+np.save(sys.argv[2], np.stack([f(np.ones(2)), f(np.ones(2))]))
+"""
+
+
+def test_pytorch_functions_unpickle_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+
+    x = pt.vector("x")
+    w = oxtensor.shared(np.array([1.0, -2.0]), name="w")
+    f = oxtensor.function([x], (x * w).sum(), updates=[(w, w * 3)], mode="PYTORCH")
+    f(np.ones(2))  # the pickled state is the updated one
+    path, out = tmp_path / "f.pkl", tmp_path / "out.npy"
+    path.write_bytes(pickle.dumps(f))
+    subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(path), str(out)], check=True, timeout=300)
+    np.testing.assert_array_equal(np.load(out), [f(np.ones(2)), f(np.ones(2))])
+
+
 def test_pytorch_funcify_gives_a_differentiable_torch_function():
     x = pt.vector("x")
     fn = pytorch_funcify((pt.exp(-x ** 2)).sum(), inputs=[x])
