@@ -133,9 +133,6 @@ class Translation:
         #: The dtypes of what ``run`` returns.
         self.result_dtypes = [self.document.dtype_of(r) for r in refs]
         self.input_types = [nodes[n]["type"] for n in self.input_nodes]
-        self.shared_types = [
-            {"dtype": nodes[n]["value"]["dtype"], "shape": nodes[n]["value"]["shape"]} for n in shared_nodes
-        ]
 
     def shared_values(self):
         return [np.asarray(s.get_value(borrow=True)) for s in self.shared]
