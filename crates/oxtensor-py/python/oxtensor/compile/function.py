@@ -134,7 +134,8 @@ def function(
 def _compile_recorded(inputs, outputs, single, updates, givens, mode_spec, name, on_unused_input,
                       trust_input, allow_input_downcast, defaults, input_names, profile):
     """``_core.compile``, remembering its arguments on the function (what pickling, ``copy``
-    and ``oxtensor.save`` rebuild it from); a JAX mode builds a ``JAXFunction`` instead."""
+    and ``oxtensor.save`` rebuild it from); a JAX mode builds a ``JAXFunction`` instead, a
+    PyTorch one a ``PyTorchFunction``."""
     recipe = {
         "inputs": list(inputs), "outputs": list(outputs), "single": single,
         "updates": list(updates), "givens": list(givens), "mode": tuple(mode_spec), "name": name,
@@ -145,6 +146,10 @@ def _compile_recorded(inputs, outputs, single, updates, givens, mode_spec, name,
         from oxtensor.link.jax.function import JAXFunction
 
         return JAXFunction(recipe, trust_input)
+    if mode_spec[0] in ("PYTORCH", "PYTORCH_COMPILED"):
+        from oxtensor.link.pytorch.function import PyTorchFunction
+
+        return PyTorchFunction(recipe, trust_input)
     fn = _core.compile(inputs, outputs, single, updates, givens, tuple(mode_spec), name, on_unused_input,
                        trust_input, allow_input_downcast, defaults, input_names, profile)
     fn._set_recipe(recipe)

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 from oxtensor import _core
 
-__all__ = ["Mode", "get_mode", "FAST_RUN", "FAST_COMPILE", "JAX", "predefined_modes"]
+__all__ = ["Mode", "get_mode", "FAST_RUN", "FAST_COMPILE", "JAX", "PYTORCH", "PYTORCH_COMPILED", "predefined_modes"]
+
+#: Modes that translate the graph for another engine (``oxtensor.link``) rather than name a
+#: rewrite database of the Rust side.
+ENGINE_MODES = ("JAX", "PYTORCH", "PYTORCH_COMPILED")
 
 
 class Mode:
     """A compilation mode: ``Mode(linker=None, optimizer="fast_run")``."""
 
     def __init__(self, linker=None, optimizer="default", db=None, *, name=None):
-        if name is not None and name != "JAX" and not _core.mode_exists(name):
-            raise ValueError(f"unknown mode {name!r}; use 'FAST_RUN', 'FAST_COMPILE' or 'JAX'")
+        if name is not None and name not in ENGINE_MODES and not _core.mode_exists(name):
+            raise ValueError(
+                f"unknown mode {name!r}; use 'FAST_RUN', 'FAST_COMPILE', 'JAX', 'PYTORCH' or 'PYTORCH_COMPILED'"
+            )
         self.name = name
         self.linker = None if linker is None else str(linker)
         self.optimizer = None if optimizer is None else str(optimizer)
@@ -83,7 +89,14 @@ FAST_COMPILE = Mode(name="FAST_COMPILE")
 #: The graph translated to one jitted JAX function (``oxtensor.link.jax``); rewritten with
 #: FAST_RUN's passes but ``fusion`` and ``scan_last_only``.
 JAX = Mode(name="JAX")
-predefined_modes = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "JAX": JAX}
+#: The graph translated to eager torch calls (``oxtensor.link.pytorch``), rewritten as for JAX;
+#: ``PYTORCH_COMPILED`` runs the same function through ``torch.compile``.
+PYTORCH = Mode(name="PYTORCH")
+PYTORCH_COMPILED = Mode(name="PYTORCH_COMPILED")
+predefined_modes = {
+    "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "JAX": JAX,
+    "PYTORCH": PYTORCH, "PYTORCH_COMPILED": PYTORCH_COMPILED,
+}
 
 
 def get_mode(mode) -> Mode:

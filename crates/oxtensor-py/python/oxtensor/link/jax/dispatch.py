@@ -1,46 +1,17 @@
-"""Which module translates which op: one registry from the document's op names to
-translators ``(op, node, document) -> callable(*inputs) -> tuple of outputs``."""
+"""Which module translates which op in JAX: the JAX engine's registry (``register``,
+``translate``) and the helpers its translators share."""
 
 from __future__ import annotations
 
 import numpy as np
 
-_REGISTRY = {}
+from oxtensor.link.registry import Registry, op_label, out_dtypes
 
+__all__ = ["register", "translate", "op_label", "out_dtypes", "is_concrete", "static_int"]
 
-def register(*names):
-    """Registers the decorated translator for the ops called ``names``."""
-
-    def deco(fn):
-        for n in names:
-            _REGISTRY[n] = fn
-        return fn
-
-    return deco
-
-
-def op_label(op):
-    """How an op is named in messages (``Elemwise{Exp}``, ``Linalg{Eig}``, ``Random{normal}``)."""
-    name = op.get("op", "?")
-    detail = op.get("scalar") or op.get("name") or op.get("dist") or op.get("fn")
-    return f"{name}{{{detail}}}" if detail else name
-
-
-def translate(node, doc):
-    """The JAX callable of one apply node; ``NotImplementedError`` naming the op when it has
-    no translation."""
-    from oxtensor.link.jax import ops  # noqa: F401  (fills the registry)
-
-    op = node["op"]
-    fn = _REGISTRY.get(op["op"])
-    if fn is None:
-        raise NotImplementedError(f"no JAX translation for op {op_label(op)}")
-    return fn(op, node, doc)
-
-
-def out_dtypes(node):
-    """The NumPy dtypes of a node's outputs."""
-    return [np.dtype(t["dtype"]) for t in node["types"]]
+REGISTRY = Registry("JAX", "oxtensor.link.jax.ops")
+register = REGISTRY.register
+translate = REGISTRY.translate
 
 
 def is_concrete(*values):

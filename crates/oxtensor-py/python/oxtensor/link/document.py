@@ -1,9 +1,11 @@
-"""A serialized graph (``docs/serialization.md``) turned into one Python function of JAX calls.
+"""A serialized graph (``docs/serialization.md``) turned into one Python function of an
+engine's calls; shared by every engine (``oxtensor.link.jax``, ``oxtensor.link.pytorch``),
+which differ only in their translators and in how they hold constants.
 
 The document's node table is read as it is: a graph (outer, or the body of a Composite, an
 IfElse branch, a Scan step, an OpFromGraph) is the set of nodes its outputs reach through node
 inputs, run in table order (the table is in dependency order). Each apply node is translated
-once, by its op family's module, into a callable of the input values returning the tuple of
+once, by the engine's registry, into a callable of the input values returning the tuple of
 output values; an op without a translation raises ``NotImplementedError`` naming it while the
 function is built, not when it runs.
 """
@@ -11,10 +13,9 @@ function is built, not when it runs.
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
-
-from oxtensor.link.jax import dispatch
 
 
 def array_of(doc):
@@ -25,11 +26,17 @@ def array_of(doc):
 
 
 class Document:
-    """A parsed document: its node table, with translations cached per node."""
+    """A parsed document: its node table, with translations cached per node.
 
-    def __init__(self, doc):
+    ``translate(node, document)`` is the engine's translator of one apply node;
+    ``constant(array)`` turns a constant's NumPy value into the engine's value (NumPy arrays
+    themselves by default)."""
+
+    def __init__(self, doc, translate, constant=None):
         self.doc = doc
         self.nodes = doc["nodes"]
+        self._translate = translate
+        self._constant = constant or (lambda a: a)
         self._translated = {}
 
     def reachable(self, refs):
@@ -45,9 +52,18 @@ class Document:
                 stack.extend(r[0] for r in node["inputs"])
         return sorted(seen)
 
+    def dtype_of(self, ref):
+        """The NumPy dtype of the value ``ref`` (``[node, output]``) stands for."""
+        node = self.nodes[ref[0]]
+        if node["kind"] == "apply":
+            return np.dtype(node["types"][ref[1]]["dtype"])
+        if node["kind"] in ("constant", "shared"):
+            return np.dtype(node["value"]["dtype"])
+        return np.dtype(node["type"]["dtype"])
+
     def translated(self, n):
         if n not in self._translated:
-            self._translated[n] = dispatch.translate(self.nodes[n], self)
+            self._translated[n] = self._translate(self.nodes[n], self)
         return self._translated[n]
 
     def program(self, out_refs, bound):
@@ -61,7 +77,7 @@ class Document:
             if n in bound:
                 steps.append((n, "arg", bound[n]))
             elif kind == "constant":
-                steps.append((n, "const", array_of(node["value"])))
+                steps.append((n, "const", self._constant(array_of(node["value"]))))
             elif kind == "apply":
                 steps.append((n, "apply", (self.translated(n), [tuple(r) for r in node["inputs"]])))
             else:
@@ -92,3 +108,31 @@ class Document:
             if self.nodes[n]["kind"] == "placeholder"
         }
         return self.program(outs, bound)
+
+
+class Translation:
+    """A function's document translated by one engine: ``run(*inputs, *shared_values)``
+    returns the outputs, then the new values of the updated shared variables."""
+
+    def __init__(self, text, shared, translate, constant=None):
+        doc = json.loads(text)
+        self.document = Document(doc, translate, constant)
+        nodes = doc["nodes"]
+        self.input_nodes = [r[0] for r in doc["inputs"]]
+        shared_nodes = [i for i, n in enumerate(nodes) if n["kind"] == "shared"]
+        if len(shared_nodes) != len(shared):
+            raise RuntimeError("internal error: the shared variables do not match the document")
+        self.shared = list(shared)
+        bound = {n: k for k, n in enumerate(self.input_nodes)}
+        position = {n: len(self.input_nodes) + k for k, n in enumerate(shared_nodes)}
+        bound.update(position)
+        self.n_outputs = len(doc["outputs"])
+        self.update_targets = [self.shared[position[t[0]] - len(self.input_nodes)] for t, _ in doc["updates"]]
+        refs = doc["outputs"] + [v for _, v in doc["updates"]]
+        self.run = self.document.program(refs, bound)
+        #: The dtypes of what ``run`` returns.
+        self.result_dtypes = [self.document.dtype_of(r) for r in refs]
+        self.input_types = [nodes[n]["type"] for n in self.input_nodes]
+
+    def shared_values(self):
+        return [np.asarray(s.get_value(borrow=True)) for s in self.shared]

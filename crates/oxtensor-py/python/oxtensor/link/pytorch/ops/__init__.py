@@ -1,0 +1,3 @@
+"""The translators, one module per op family (importing them registers them)."""
+
+from oxtensor.link.pytorch.ops import control, elemwise, extra, linalg, random, reduce, shape, special  # noqa: F401
