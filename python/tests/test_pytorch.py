@@ -305,6 +305,7 @@ UNTRANSLATABLE = {
     "betaincinv": (lambda x: pt.betaincinv(x, x, x), r"Elemwise\{BetaIncInv\}"),
     "gammaincinv": (lambda x: pt.gammaincinv(x, x), r"Elemwise\{GammaIncInv\}"),
     "gammainccinv": (lambda x: pt.gammainccinv(x, x), r"Elemwise\{GammaIncCInv\}"),
+    "gammainc_grad": (lambda x: pt.gammainc_grad(x, x), r"Elemwise\{GammaIncGrad\}"),
     "owens_t": (lambda x: pt.owens_t(x, x), r"Elemwise\{Owens_t\}"),
     "hyp2f1": (lambda x: pt.hyp2f1(x, x, x, x), r"Elemwise\{Hyp2F1\}"),
 }

@@ -7,7 +7,7 @@ but at the poles of Γ (the non-positive integers), where the identities for ``b
 overflows).
 
 The regularized incomplete beta function, its and the incomplete gamma functions' inverses,
-Owen's T, the hypergeometric ``hyp2f1`` and the Bessel functions of real order (``iv``,
+the shape derivative of the incomplete gamma function (``gammainc_grad``), Owen's T, the hypergeometric ``hyp2f1`` and the Bessel functions of real order (``iv``,
 ``ive``, ``jv``, ``kn``, ``kv``, ``kve``) have no torch implementation: a graph using them fails
 at compile time naming the op.
 """
@@ -110,6 +110,6 @@ SPECIAL = {
 SCALAR.update({name: ("cast", _nan_in(fn)) for name, fn in SPECIAL.items()})
 MISSING.update({
     name: "torch.special has no such function"
-    for name in ["BetaInc", "BetaIncInv", "GammaIncInv", "GammaIncCInv", "Owens_t", "Hyp2F1",
-                 "Iv", "Ive", "Jv", "Kn", "Kv", "Kve"]
+    for name in ["BetaInc", "BetaIncInv", "GammaIncInv", "GammaIncCInv", "GammaIncGrad", "Owens_t",
+                 "Hyp2F1", "Iv", "Ive", "Jv", "Kn", "Kv", "Kve"]
 })
