@@ -8,7 +8,9 @@
 //! an integer power with a negative exponent) is handed to the interpreter, which computes the
 //! node or reports the error exactly as it would have on its own.
 
+use crate::emit::StagedLoop;
 use crate::recurrence::LoopFn;
+use crate::staged::StagedFn;
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
 use oxtensor_data::Shape;
@@ -66,6 +68,8 @@ pub(crate) enum Step {
     },
     /// The whole-loop kernel of a `Scan` node.
     Loop(LoopFn),
+    /// The staged whole-loop kernel of a `Scan` node, and its step's values and stages.
+    Staged(StagedFn, Arc<StagedLoop>),
 }
 
 /// How the executor runs the node at one position of the schedule.
@@ -86,6 +90,8 @@ enum Kernel {
     },
     /// A whole-loop kernel.
     Loop(LoopFn),
+    /// A staged whole-loop kernel and its step's values and stages.
+    Staged(StagedFn, Arc<StagedLoop>),
 }
 
 /// The layout of a kernel's last call (how it walks its operands), kept for the next call: a
@@ -251,6 +257,7 @@ impl NativeExecutable {
                     last: LastLayout::new(),
                 },
                 Some(Step::Loop(f)) => Kernel::Loop(f),
+                Some(Step::Staged(f, p)) => Kernel::Staged(f, p),
             })
             .collect();
         NativeExecutable {
@@ -583,9 +590,10 @@ impl NativeExecutable {
                 cost,
                 last,
             } => self.reduce((*f, axes, *fused, *cost), last, node, args),
-            Kernel::Loop(f) => {
-                let looped = match node.op() {
-                    Some(Op::Scan(s)) => crate::recurrence::run(*f, s, args),
+            Kernel::Loop(_) | Kernel::Staged(..) => {
+                let looped = match (kernel, node.op()) {
+                    (Kernel::Loop(f), Some(Op::Scan(s))) => crate::recurrence::run(*f, s, args),
+                    (Kernel::Staged(f, p), Some(Op::Scan(s))) => crate::staged::run(*f, p, s, args),
                     _ => None,
                 };
                 match (looped, node.op()) {
