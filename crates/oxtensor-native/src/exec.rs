@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -164,6 +165,9 @@ pub struct NativeExecutable {
     /// The compiled bodies of its inner-graph nodes.
     inner: InnerBodies,
     parallel: bool,
+    /// Calls of whole-loop kernels handed to the interpreter's loop (see
+    /// [`NativeExecutable::interpreted_loops`]).
+    interpreted_loops: AtomicUsize,
 }
 
 /// Values shared by the parallel tasks of one kernel call.
@@ -266,7 +270,14 @@ impl NativeExecutable {
             _library: library,
             inner,
             parallel,
+            interpreted_loops: AtomicUsize::new(0),
         }
+    }
+
+    /// How many times a loop compiled whole to C was handed to the interpreter's loop instead
+    /// (operands it does not take, an element that is an error): 0 when every loop ran in C.
+    pub fn interpreted_loops(&self) -> usize {
+        self.interpreted_loops.load(Ordering::Relaxed)
     }
 
     /// How many nodes run as generated code (fused producers included).
@@ -596,6 +607,9 @@ impl NativeExecutable {
                     (Kernel::Staged(f, p), Some(Op::Scan(s))) => crate::staged::run(*f, p, s, args),
                     _ => None,
                 };
+                if looped.is_none() {
+                    self.interpreted_loops.fetch_add(1, Ordering::Relaxed);
+                }
                 match (looped, node.op()) {
                     (Some(outs), _) => Ok(outs),
                     (None, Some(op)) => {

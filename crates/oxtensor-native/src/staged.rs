@@ -84,6 +84,11 @@ fn layouts(p: &StagedLoop, inputs: &[Vec<usize>]) -> Option<Vec<Layout>> {
                 out[v] = Some(Layout { shape, strides });
             }
             ValueKind::Computed => {}
+            // Never stored nor read: any layout.
+            ValueKind::Folded => {
+                out[v] = Some(Layout::contiguous(&[]));
+                continue;
+            }
         }
         // Computed values get their layouts from their stages, which come after every value
         // they read; views of them come after them.

@@ -12,7 +12,7 @@ use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
 use oxtensor::{Mode, ScanSpec, function, grad, scan};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, TensorType, Var};
-use oxtensor_runtime::{Backend, Interpreter};
+use oxtensor_runtime::{Backend, Executable, Interpreter};
 use oxtensor_testkit::{Tol, assert_close};
 
 fn typed(shape: &[Option<usize>]) -> Var {
@@ -50,12 +50,25 @@ fn rnn(w: &Var, x: &Var, h0: &Var) -> Var {
     .remove(0)
 }
 
+/// Runs `g` natively on `vals`, checking that every loop ran whole in C (none was handed to
+/// the interpreter's loop).
+fn run_in_c(g: &FunctionGraph, vals: &[Tensor]) -> Vec<Tensor> {
+    let (exec, _) = backend().compile_graph(g).expect("native compile");
+    let out = exec.run(vals.to_vec()).expect("native run");
+    assert_eq!(
+        exec.interpreted_loops(),
+        0,
+        "a loop fell back to the interpreter"
+    );
+    out
+}
+
 /// How many loops of `source` are staged C loops (hold a matrix product).
 fn staged_loops(source: &str) -> usize {
     source
         .split("OX_EXPORT int32_t ox_s")
         .skip(1)
-        .filter(|f| f.contains("ox_mm_f64("))
+        .filter(|f| f.contains("ox_mm_double("))
         .count()
 }
 
@@ -91,6 +104,12 @@ fn an_rnn_and_its_gradient_run_as_staged_c_loops() {
     let source = backend().generate(fast.graph());
     assert_eq!(staged_loops(&source), 2, "{source}");
     let native = fast.call(&vals).expect("native");
+    assert_close(
+        "in C",
+        &run_in_c(fast.graph(), &vals)[0],
+        &native[0],
+        Tol::EXACT,
+    );
     let interp = function(&inputs, &outputs)
         .mode(Mode::new("interp", "fast_run").expect("mode"))
         .build()
@@ -242,6 +261,7 @@ fn random_recurrences_with_products_run_as_staged_c_loops_and_match_the_interpre
             "case {seed}: the loop is not a staged C loop"
         );
         let (native, interp) = both(&inputs, &outputs, &vals);
+        assert_close("in C", &run_in_c(&g, &vals)[0], &native[0], Tol::EXACT);
         let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
         for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
             assert_close(&format!("case {seed}, output {k}"), n, i, tol);
@@ -268,6 +288,16 @@ fn random_recurrences_with_products_run_as_staged_c_loops_and_match_the_interpre
                 tol,
             );
         }
+        let fast = function(&inputs, &all)
+            .mode(Mode::FAST_RUN)
+            .build()
+            .expect("fast");
+        assert_eq!(
+            staged_loops(&backend().generate(fast.graph())),
+            2,
+            "case {seed}: forward and backward loops are staged C loops"
+        );
+        run_in_c(fast.graph(), &vals);
     }
 }
 
@@ -299,13 +329,14 @@ fn mismatched_products_are_reported_by_the_interpreter() {
         Tensor::zeros(DType::F64, &[5, 3]).expect("X"),
         Tensor::zeros(DType::F64, &[3]).expect("h0"),
     ];
-    let native = backend().compile(&g).expect("native");
+    let (native, _) = backend().compile_graph(&g).expect("native");
     let interp = Interpreter.compile(&g).expect("interp");
     let want = interp
         .run(vals.clone())
         .expect_err("interp fails")
         .to_string();
     let got = native.run(vals).expect_err("native fails").to_string();
+    assert_eq!(native.interpreted_loops(), 1);
     assert_eq!(got, want);
     assert!(got.contains("step 0 of Scan{rnn}"), "{got}");
 }

@@ -25,6 +25,8 @@ pub(crate) enum ValueKind {
     Input(usize),
     /// Written by a stage: into scratch, or into the output row it is the value of.
     Computed,
+    /// A product whose stage adds it to an accumulator and writes only the sum: never stored.
+    Folded,
     /// A `DimShuffle` of another value: the same elements seen with another shape.
     View {
         /// The value seen.
@@ -224,6 +226,7 @@ impl StagedLoop {
                             });
                             of.insert(Var::output_of(&node, 0), values.len() - 1);
                             if let Stage::MatMul { acc, out, .. } = &mut stage {
+                                values[*out].kind = ValueKind::Folded;
                                 *acc = Some(acc_value);
                                 *out = values.len() - 1;
                             }
@@ -402,10 +405,10 @@ fn row(at: &str, ring: usize) -> String {
     }
 }
 
-/// The matrix product helper `ox_mm_<t>` for C type `t` (defined once per translation unit):
+/// The matrix product helper `ox_mm_<t>` for C type `t` (`ox_mm_double`, `ox_mm_float`) (defined once per translation unit):
 ///
 /// ```c
-/// void ox_mm_f64(int64_t m, int64_t n, int64_t k, const double *a, int64_t as0, int64_t as1,
+/// void ox_mm_double(int64_t m, int64_t n, int64_t k, const double *a, int64_t as0, int64_t as1,
 ///                const double *b, int64_t bs0, int64_t bs1, const double *acc, double *c);
 /// ```
 ///
@@ -605,7 +608,7 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
                 let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{other}];", t = ty(v));
                 other += 1;
             }
-            ValueKind::Input(_) => {}
+            ValueKind::Input(_) | ValueKind::Folded => {}
             ValueKind::View { of, .. } => {
                 let _ = writeln!(s, "    {t} *v{v} = v{of};", t = ty(v));
             }
