@@ -124,6 +124,7 @@ fn computed_shape(p: &StagedLoop, v: usize, known: &[Option<Layout>]) -> Option<
                 let shape = shape.unwrap_or_else(|| vec![1; rank]);
                 return (shape.len() == rank).then_some(shape);
             }
+            Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
                 let (m, ka) = match sa.as_slice() {
@@ -151,6 +152,15 @@ fn computed_shape(p: &StagedLoop, v: usize, known: &[Option<Layout>]) -> Option<
         }
     }
     None
+}
+
+/// The `n0, n1, s0, s1` of a gather of a view laid out as `l` (of rank at most 2).
+fn gather_dims(l: &Layout) -> [i64; 4] {
+    match (l.shape.as_slice(), l.strides.as_slice()) {
+        ([n0, n1], [s0, s1]) => [*n0 as i64, *n1 as i64, *s0 as i64, *s1 as i64],
+        ([n], [s]) => [1, *n as i64, 0, *s as i64],
+        _ => [1, 1, 0, 0],
+    }
 }
 
 /// The `m, n, k, as0, as1, bs0, bs1` of a product of operands laid out as `a` and `b`.
@@ -233,8 +243,14 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         }
     }
     for st in &p.stages {
-        if let Stage::MatMul { a, b, at, .. } = st {
-            dims[*at..*at + 7].copy_from_slice(&product_dims(&layouts[*a], &layouts[*b]));
+        match st {
+            Stage::MatMul { a, b, at, .. } => {
+                dims[*at..*at + 7].copy_from_slice(&product_dims(&layouts[*a], &layouts[*b]));
+            }
+            Stage::Gather { from, at, .. } => {
+                dims[*at..*at + 4].copy_from_slice(&gather_dims(&layouts[*from]));
+            }
+            Stage::Elem { .. } => {}
         }
     }
     let mut scratch = vec![Line([0; 64]); scratch_bytes.div_ceil(64).max(1)];

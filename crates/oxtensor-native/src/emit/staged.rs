@@ -58,6 +58,16 @@ pub(crate) enum Stage {
         /// The values the program's outputs are.
         outs: Vec<usize>,
     },
+    /// `out` = the elements of view `from` (of rank at most 2, say a transpose) in C order,
+    /// for an elementwise stage reading them.
+    Gather {
+        /// The view read.
+        from: usize,
+        /// Its contiguous copy.
+        out: usize,
+        /// Where its extents and strides start in `d`: `n0, n1, s0, s1`.
+        at: usize,
+    },
     /// `out = acc + a · b` (`acc` optional), NumPy's `matmul` for operands of rank 1 or 2.
     MatMul {
         /// The left operand.
@@ -109,13 +119,14 @@ impl StagedLoop {
 
     /// The length of `d`.
     pub fn dims_len(&self) -> usize {
-        2 * self.values.len() + 7 * self.n_matmuls()
+        2 * self.values.len() + 7 * self.n_slotted()
     }
 
-    fn n_matmuls(&self) -> usize {
+    /// The stages with extents and strides in `d` (products and gathers).
+    fn n_slotted(&self) -> usize {
         self.stages
             .iter()
-            .filter(|s| matches!(s, Stage::MatMul { .. }))
+            .filter(|s| matches!(s, Stage::MatMul { .. } | Stage::Gather { .. }))
             .count()
     }
 
@@ -198,9 +209,22 @@ impl StagedLoop {
                             args.push((c, v.dtype()));
                             continue;
                         }
-                        let x = find(v, &of)?;
+                        let mut x = find(v, &of)?;
                         if !keeps_layout(&values, x) {
-                            return None;
+                            if values[x].ty.ndim() > 2 {
+                                return None;
+                            }
+                            values.push(Value {
+                                ty: values[x].ty.clone(),
+                                kind: ValueKind::Computed,
+                            });
+                            stages.push(Stage::Gather {
+                                from: x,
+                                out: values.len() - 1,
+                                at: n_mm,
+                            });
+                            n_mm += 1;
+                            x = values.len() - 1;
                         }
                         args.push((format!("x{}", reads.len()), v.dtype()));
                         reads.push((x, one_element(&values[x].ty)));
@@ -289,7 +313,7 @@ impl StagedLoop {
         // Stages numbered their products in order; `at` becomes the index in `d`.
         let base = 2 * values.len();
         for st in &mut stages {
-            if let Stage::MatMul { at, .. } = st {
+            if let Stage::MatMul { at, .. } | Stage::Gather { at, .. } = st {
                 *at = base + 7 * *at;
             }
         }
@@ -416,8 +440,9 @@ fn row(at: &str, ring: usize) -> String {
 /// reading `a[i][p]` at `a[i * as0 + p * as1]` and `b[p][j]` at `b[p * bs0 + j * bs1]`. A
 /// matrix–vector product whose matrix has contiguous rows takes dot products, four rows at a
 /// time in `lanes` partial sums each; one whose matrix has contiguous columns sums scaled
-/// columns; anything else (vector–matrix, outer products, matrix–matrix) builds each row of
-/// `c` as a sum of scaled rows of `b`. So the sums are taken in another order than the
+/// columns; an outer product scales `b`'s row once per row of `c` (added to `acc`'s row in the
+/// same pass); anything else (vector–matrix, matrix–matrix) builds each row of `c` as a sum of
+/// scaled rows of `b`. So the sums are taken in another order than the
 /// interpreter's, within the tolerance of reordered sums.
 fn mm_helper(t: &str, lanes: usize) -> String {
     let name = format!("ox_mm_{t}");
@@ -488,6 +513,19 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
       const {t} x = b[p * bs0];
       const {t} *c0 = a + p * as1;
       for (int64_t i = 0; i < m; i++) c[i] += c0[i] * x;
+    }}
+    return;
+  }}
+  if (k == 1 && bs1 == 1) {{
+    for (int64_t i = 0; i < m; i++) {{
+      {t} *restrict ci = c + i * n;
+      const {t} x = a[i * as0];
+      if (acc) {{
+        const {t} *ri = acc + i * n;
+        for (int64_t j = 0; j < n; j++) ci[j] = ri[j] + b[j] * x;
+      }} else {{
+        for (int64_t j = 0; j < n; j++) ci[j] = b[j] * x;
+      }}
     }}
     return;
   }}
@@ -654,6 +692,18 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
                     let _ = writeln!(s, "        v{o}[j] = {value};");
                 }
                 s.push_str("      }\n    }\n");
+            }
+            Stage::Gather { from, out, at } => {
+                let _ = writeln!(
+                    s,
+                    "    for (int64_t i = 0; i < d[{at}]; i++) {{\n      \
+                     for (int64_t j = 0; j < d[{}]; j++) {{\n        \
+                     v{out}[i * d[{}] + j] = v{from}[i * d[{}] + j * d[{}]];\n      }}\n    }}",
+                    at + 1,
+                    at + 1,
+                    at + 2,
+                    at + 3
+                );
             }
             Stage::MatMul { a, b, acc, out, at } => {
                 let acc = acc.map_or_else(|| "0".to_string(), |v| format!("v{v}"));
