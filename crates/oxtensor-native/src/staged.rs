@@ -245,7 +245,16 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     for st in &p.stages {
         match st {
             Stage::MatMul { a, b, at, .. } => {
-                dims[*at..*at + 7].copy_from_slice(&product_dims(&layouts[*a], &layouts[*b]));
+                let pd = product_dims(&layouts[*a], &layouts[*b]);
+                dims[*at..*at + 7].copy_from_slice(&pd);
+                // Room for the matrix in column order (see `StagedLoop::invariant_matrix`).
+                if p.invariant_matrix(st).is_some() {
+                    dims[*at + 7] = scratch_bytes as i64;
+                    let bytes = layouts[*a]
+                        .numel()
+                        .checked_mul(p.values[*a].ty.dtype.size())?;
+                    scratch_bytes = scratch_bytes.checked_add(bytes.div_ceil(64) * 64)?;
+                }
             }
             Stage::Gather { from, at, .. } => {
                 dims[*at..*at + 4].copy_from_slice(&gather_dims(&layouts[*from]));

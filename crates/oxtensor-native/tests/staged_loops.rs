@@ -89,7 +89,7 @@ fn an_rnn_and_its_gradient_run_as_staged_c_loops() {
     outputs.extend(g.iter().map(|g| g.var().expect("connected").clone()));
     let inputs = [w, x, h0];
     let mut rng = Rng::new(7);
-    let (hidden, steps) = (12, 40);
+    let (hidden, steps) = (70, 40);
     let vals = vec![
         values(&mut rng, &[hidden, hidden], 1.0 / (hidden as f64).sqrt()),
         values(&mut rng, &[steps, hidden], 1.0),

@@ -18,6 +18,11 @@ use oxtensor_graph::{NodeKind, Op, ScalarOp, Scan, TensorType, Var, toposort};
 use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
+/// Entries of `d` per product or gather stage: a product's `m, n, k, as0, as1, bs0, bs1` and
+/// the scratch offset of its matrix in column order (see [`StagedLoop::invariant_matrix`]); a
+/// gather's `n0, n1, s0, s1`.
+pub(crate) const SLOT: usize = 8;
+
 /// What a value of the step is.
 #[derive(PartialEq, Debug)]
 pub(crate) enum ValueKind {
@@ -107,6 +112,32 @@ pub(crate) struct StagedLoop {
 }
 
 impl StagedLoop {
+    /// The other value (loop-invariant) that a product stage reads as its left operand, a
+    /// matrix, when the right one is a vector: the loop copies it into column order once
+    /// (into scratch), where a matrix–vector product sums scaled columns in registers. Gives
+    /// the index among the other values.
+    pub fn invariant_matrix(&self, stage: &Stage) -> Option<usize> {
+        let Stage::MatMul { a, b, .. } = stage else {
+            return None;
+        };
+        let n_taps: usize = self
+            .sequence_taps
+            .iter()
+            .chain(&self.state_taps)
+            .map(Vec::len)
+            .sum();
+        match self.values[*a].kind {
+            ValueKind::Input(k)
+                if k >= n_taps
+                    && self.values[*a].ty.ndim() == 2
+                    && self.values[*b].ty.ndim() == 1 =>
+            {
+                Some(k - n_taps)
+            }
+            _ => None,
+        }
+    }
+
     /// Where value `i`'s element count is in `d`.
     pub fn numel_at(&self, i: usize) -> usize {
         i
@@ -119,7 +150,7 @@ impl StagedLoop {
 
     /// The length of `d`.
     pub fn dims_len(&self) -> usize {
-        2 * self.values.len() + 7 * self.n_slotted()
+        2 * self.values.len() + SLOT * self.n_slotted()
     }
 
     /// The stages with extents and strides in `d` (products and gathers).
@@ -314,7 +345,7 @@ impl StagedLoop {
         let base = 2 * values.len();
         for st in &mut stages {
             if let Stage::MatMul { at, .. } | Stage::Gather { at, .. } = st {
-                *at = base + 7 * *at;
+                *at = base + SLOT * *at;
             }
         }
         Some(StagedLoop {
@@ -450,6 +481,8 @@ fn mm_helper(t: &str, lanes: usize) -> String {
         r#"
 #ifndef OX_MM_{t}_DEFINED
 #define OX_MM_{t}_DEFINED
+typedef {t} ox_v_{t} __attribute__((vector_size(64)));
+static inline ox_v_{t} ox_ld_{t}(const {t} *p) {{ ox_v_{t} v; memcpy(&v, p, sizeof v); return v; }}
 static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, int64_t as1,
                    const {t} *b, int64_t bs0, int64_t bs1, const {t} *acc, {t} *restrict c) {{
   if (n == 1 && as1 == 1 && bs0 == 1) {{
@@ -501,6 +534,24 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
     return;
   }}
   if (n == 1 && as0 == 1) {{
+    int64_t i0 = 0;
+    for (; i0 + 8 * {lanes} <= m; i0 += 8 * {lanes}) {{
+      ox_v_{t} s[8] = {{{{0}}}};
+      for (int64_t p = 0; p < k; p++) {{
+        const {t} *col = a + p * as1 + i0;
+        const ox_v_{t} x = (ox_v_{t}){{0}} + b[p * bs0];
+        _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) s[r] += ox_ld_{t}(col + r * {lanes}) * x;
+      }}
+      _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {{
+        const ox_v_{t} v = (acc ? ox_ld_{t}(acc + i0 + r * {lanes}) : (ox_v_{t}){{0}}) + s[r];
+        memcpy(c + i0 + r * {lanes}, &v, sizeof v);
+      }}
+    }}
+    if (i0 == m) return;
+    a += i0;
+    c += i0;
+    if (acc) acc += i0;
+    m -= i0;
     for (int64_t i = 0; i < m; i++) c[i] = acc ? acc[i] : 0;
     int64_t p = 0;
     for (; p + 4 <= k; p += 4) {{
@@ -606,6 +657,26 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
             );
         }
     }
+    // Loop-invariant matrices of matrix–vector products, in column order (when in row order).
+    for st in &p.stages {
+        if let (Some(o), Stage::MatMul { out, at, .. }) = (p.invariant_matrix(st), st) {
+            let _ = writeln!(
+                s,
+                "  const {t} *m{at} = (const {t} *)oth[{o}];\n  int64_t m{at}s0 = d[{}], m{at}s1 = d[{}];\n  \
+                 if (d[{}] == 1 && m{at}s1 == 1 && m{at}s0 != 1) {{\n    \
+                 {t} *w = ({t} *)((char *)scr + d[{}]);\n    \
+                 for (int64_t i = 0; i < d[{at}]; i++)\n      \
+                 for (int64_t p = 0; p < d[{}]; p++) w[p * d[{at}] + i] = m{at}[i * m{at}s0 + p];\n    \
+                 m{at} = w;\n    m{at}s0 = 1;\n    m{at}s1 = d[{at}];\n  }}",
+                at + 3,
+                at + 4,
+                at + 1,
+                at + 7,
+                at + 2,
+                t = ty(*out)
+            );
+        }
+    }
     s.push_str("  for (int64_t t = 0; t < total; t++) {\n");
     // Where each body input is this step.
     let mut k = 0;
@@ -707,14 +778,21 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
             }
             Stage::MatMul { a, b, acc, out, at } => {
                 let acc = acc.map_or_else(|| "0".to_string(), |v| format!("v{v}"));
+                let (left, s0, s1) = if p.invariant_matrix(st).is_some() {
+                    (format!("m{at}"), format!("m{at}s0"), format!("m{at}s1"))
+                } else {
+                    (
+                        format!("v{a}"),
+                        format!("d[{}]", at + 3),
+                        format!("d[{}]", at + 4),
+                    )
+                };
                 let _ = writeln!(
                     s,
-                    "    ox_mm_{t}(d[{at}], d[{}], d[{}], v{a}, d[{}], d[{}], v{b}, d[{}], \
+                    "    ox_mm_{t}(d[{at}], d[{}], d[{}], {left}, {s0}, {s1}, v{b}, d[{}], \
                      d[{}], {acc}, v{out});",
                     at + 1,
                     at + 2,
-                    at + 3,
-                    at + 4,
                     at + 5,
                     at + 6,
                     t = ty(*out)
