@@ -303,7 +303,9 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // reads and writes values whose extents `layouts` derived from those shapes and checked
     // against each other (elementwise operands of one shape or one element; products of
     // matching inner extents), views within their base values, and computed values live in
-    // `scratch` at the 64-byte aligned offsets laid out above, or in the output rows. The
+    // `scratch` at the 64-byte aligned offsets laid out above, or in the output rows; a
+    // loop-invariant matrix copied into column order goes to its own scratch room of its
+    // `m × k` elements, read back as such. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(
