@@ -68,7 +68,7 @@ fn staged_loops(source: &str) -> usize {
     source
         .split("OX_EXPORT int32_t ox_s")
         .skip(1)
-        .filter(|f| f.contains("ox_mm_double("))
+        .filter(|f| f.contains("ox_mm_double(") || f.contains("ox_mm_float("))
         .count()
 }
 
@@ -344,4 +344,73 @@ fn mismatched_products_are_reported_by_the_interpreter() {
     assert_eq!(native.interpreted_loops(), 1);
     assert_eq!(got, want);
     assert!(got.contains("step 0 of Scan{rnn}"), "{got}");
+}
+
+/// A float32 RNN (the product helper and vectors of 16 lanes) with its gradient: staged C
+/// loops, within float32 reordering tolerance of the interpreter.
+#[test]
+fn a_float32_rnn_runs_as_staged_c_loops() {
+    let f32_input =
+        |name: &str, ndim: usize| Var::input(Some(name), TensorType::of_rank(DType::F32, ndim));
+    let (w, x, h0) = (f32_input("W", 2), f32_input("X", 2), f32_input("h0", 1));
+    let (xt, hp, wi) = (
+        Var::input(None, TensorType::new(DType::F32, &[None])),
+        Var::input(None, TensorType::new(DType::F32, &[None])),
+        Var::input(None, TensorType::new(DType::F32, &[None, None])),
+    );
+    let next = (&wi.matmul(&hp) + &xt).tanh();
+    let init = oxtensor::ops::expand_dims(&h0, 0).expect("init");
+    let h = scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&wi),
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&x),
+        initial: &[init],
+        others: std::slice::from_ref(&w),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("rnn32"),
+    })
+    .expect("scan")
+    .remove(0);
+    let g = grad(
+        &h.sum(None),
+        std::slice::from_ref(&w),
+        &GradOptions::default(),
+    )
+    .expect("grad");
+    let outputs = vec![h, g[0].var().expect("connected").clone()];
+    let inputs = [w, x, h0];
+    let mut rng = Rng::new(32);
+    let hidden = 70;
+    let vals: Vec<Tensor> = [
+        values(&mut rng, &[hidden, hidden], 1.0 / (hidden as f64).sqrt()),
+        values(&mut rng, &[25, hidden], 1.0),
+        values(&mut rng, &[hidden], 0.5),
+    ]
+    .iter()
+    .map(|t| t.cast(DType::F32))
+    .collect();
+    let fast = function(&inputs, &outputs)
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("fast");
+    let source = backend().generate(fast.graph());
+    assert_eq!(staged_loops(&source), 2);
+    let native = run_in_c(fast.graph(), &vals);
+    let interp = function(&inputs, &outputs)
+        .mode(Mode::new("interp", "fast_run").expect("mode"))
+        .build()
+        .expect("interp")
+        .call(&vals)
+        .expect("interp run");
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-5);
+    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+        assert_close(&format!("output {k}"), n, i, tol);
+    }
 }
