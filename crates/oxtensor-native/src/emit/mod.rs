@@ -9,6 +9,7 @@
 
 mod driver;
 mod kernel;
+mod matmul;
 mod prelude;
 mod program;
 mod recurrence;
