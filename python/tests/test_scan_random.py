@@ -89,3 +89,68 @@ def test_random_recurrences_equal_a_numpy_loop(seed, mode):
     # at a few ulp of the values' bound.
     np.testing.assert_allclose(got_states, want_states, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(got_mapped, want_mapped, rtol=1e-12, atol=1e-13)
+
+
+def product_case(seed):
+    """A random recurrence whose step holds matrix products (the native backend's staged
+    loop): ``h = tanh(a·p + h/2)`` where ``p`` is ``W x_t``, ``(h W) Wᵀ`` or ``W (Wᵀ h)``."""
+    rng = np.random.default_rng(200 + seed)
+    n, m, steps = (int(v) for v in (rng.integers(1, 9), rng.integers(1, 9), rng.integers(2, 15)))
+    form = int(rng.integers(3))
+    W = rng.uniform(-1.0, 1.0, size=(n, m)) / np.sqrt(m)
+    X = rng.uniform(-1.0, 1.0, size=(steps, m))
+    h0 = rng.uniform(-0.8, 0.8, size=n)
+    a = float(rng.uniform(0.3, 0.9))
+
+    def product(xt, hp, w, dot):
+        if form == 0:
+            return dot(w, xt)
+        if form == 1:
+            return dot(dot(hp, w), w.T)
+        return dot(w, dot(w.T, hp))
+
+    def step(xt, hp, w, av):
+        return pt.tanh(av * product(xt, hp, w, pt.dot) + 0.5 * hp)
+
+    def numpy_loop(w):
+        hs, hp = [], h0
+        for xt in X:
+            hp = np.tanh(a * product(xt, hp, w, np.dot) + 0.5 * hp)
+            hs.append(hp)
+        return np.array(hs)
+
+    return step, numpy_loop, (W, X, h0, a)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE", oxtensor.Mode(linker="py", optimizer="fast_run")])
+@pytest.mark.parametrize("seed", range(8))
+def test_random_product_recurrences_equal_a_numpy_loop(seed, mode):
+    step, numpy_loop, (W, X, h0, a) = product_case(seed)
+    w, x, h, av = pt.dmatrix("w"), pt.dmatrix("x"), pt.dvector("h0"), pt.dscalar("a")
+    hs = oxtensor.scan(step, sequences=x, outputs_info=h, non_sequences=[w, av], return_updates=False)
+    gw = oxtensor.grad((hs**2).sum(), w)
+    f = oxtensor.function([w, x, h, av], [hs, gw], mode=mode)
+    got, got_gw = f(W, X, h0, a)
+    # Reordered dot products and two math libraries' tanh, through contracting steps.
+    np.testing.assert_allclose(got, numpy_loop(W), rtol=1e-12, atol=1e-13)
+    # The gradient w.r.t. W against central differences of the NumPy loop.
+    eps = 1e-6
+    want_gw = np.zeros_like(W)
+    for idx in np.ndindex(W.shape):
+        up, down = W.copy(), W.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        want_gw[idx] = ((numpy_loop(up) ** 2).sum() - (numpy_loop(down) ** 2).sum()) / (2 * eps)
+    np.testing.assert_allclose(got_gw, want_gw, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_product_recurrence_gradients_pass_verify_grad(seed):
+    step, _, (W, X, h0, a) = product_case(seed)
+
+    def cost(w, x, h):
+        hs = oxtensor.scan(step, sequences=x, outputs_info=h, non_sequences=[w, pt.constant(a)],
+                           return_updates=False)
+        return (hs**2).sum()
+
+    oxtensor.gradient.verify_grad(cost, [W, X, h0], rng=np.random.default_rng(seed))

@@ -8,7 +8,9 @@
 //! an integer power with a negative exponent) is handed to the interpreter, which computes the
 //! node or reports the error exactly as it would have on its own.
 
+use crate::emit::StagedLoop;
 use crate::recurrence::LoopFn;
+use crate::staged::StagedFn;
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
 use oxtensor_data::Shape;
@@ -22,6 +24,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,6 +69,8 @@ pub(crate) enum Step {
     },
     /// The whole-loop kernel of a `Scan` node.
     Loop(LoopFn),
+    /// The staged whole-loop kernel of a `Scan` node, and its step's values and stages.
+    Staged(StagedFn, Arc<StagedLoop>),
 }
 
 /// How the executor runs the node at one position of the schedule.
@@ -86,6 +91,8 @@ enum Kernel {
     },
     /// A whole-loop kernel.
     Loop(LoopFn),
+    /// A staged whole-loop kernel and its step's values and stages.
+    Staged(StagedFn, Arc<StagedLoop>),
 }
 
 /// The layout of a kernel's last call (how it walks its operands), kept for the next call: a
@@ -158,6 +165,9 @@ pub struct NativeExecutable {
     /// The compiled bodies of its inner-graph nodes.
     inner: InnerBodies,
     parallel: bool,
+    /// Calls of whole-loop kernels handed to the interpreter's loop (see
+    /// [`NativeExecutable::interpreted_loops`]).
+    interpreted_loops: AtomicUsize,
 }
 
 /// Values shared by the parallel tasks of one kernel call.
@@ -251,6 +261,7 @@ impl NativeExecutable {
                     last: LastLayout::new(),
                 },
                 Some(Step::Loop(f)) => Kernel::Loop(f),
+                Some(Step::Staged(f, p)) => Kernel::Staged(f, p),
             })
             .collect();
         NativeExecutable {
@@ -259,7 +270,14 @@ impl NativeExecutable {
             _library: library,
             inner,
             parallel,
+            interpreted_loops: AtomicUsize::new(0),
         }
+    }
+
+    /// How many times a loop compiled whole to C was handed to the interpreter's loop instead
+    /// (operands it does not take, an element that is an error): 0 when every loop ran in C.
+    pub fn interpreted_loops(&self) -> usize {
+        self.interpreted_loops.load(Ordering::Relaxed)
     }
 
     /// How many nodes run as generated code (fused producers included).
@@ -583,11 +601,15 @@ impl NativeExecutable {
                 cost,
                 last,
             } => self.reduce((*f, axes, *fused, *cost), last, node, args),
-            Kernel::Loop(f) => {
-                let looped = match node.op() {
-                    Some(Op::Scan(s)) => crate::recurrence::run(*f, s, args),
+            Kernel::Loop(_) | Kernel::Staged(..) => {
+                let looped = match (kernel, node.op()) {
+                    (Kernel::Loop(f), Some(Op::Scan(s))) => crate::recurrence::run(*f, s, args),
+                    (Kernel::Staged(f, p), Some(Op::Scan(s))) => crate::staged::run(*f, p, s, args),
                     _ => None,
                 };
+                if looped.is_none() {
+                    self.interpreted_loops.fetch_add(1, Ordering::Relaxed);
+                }
                 match (looped, node.op()) {
                     (Some(outs), _) => Ok(outs),
                     (None, Some(op)) => {

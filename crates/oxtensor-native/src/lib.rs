@@ -41,6 +41,7 @@ mod error;
 mod exec;
 mod lower;
 mod recurrence;
+mod staged;
 mod walk;
 
 pub use backend::{CompileInfo, NativeBackend};

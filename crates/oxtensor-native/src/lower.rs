@@ -2,10 +2,11 @@
 //! programs run inside a reduction is the graph's decision (`FusedReduce` nodes, built by the
 //! fusion pass); lowering follows it.
 
-use crate::emit::{KernelSource, LoopProgram, Program};
+use crate::emit::{KernelSource, LoopProgram, Program, StagedLoop};
 use oxtensor_data::DType;
 use oxtensor_graph::{Axes, FunctionGraph, Node, Op, ReduceOp, Var};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// A kernel of the translation unit.
 pub(crate) enum Kernel {
@@ -22,6 +23,8 @@ pub(crate) enum Kernel {
     },
     /// A whole loop.
     Loop(LoopProgram),
+    /// A whole loop with a staged step (shared with the executor, which lays out its values).
+    Staged(Arc<StagedLoop>),
 }
 
 impl Kernel {
@@ -35,6 +38,7 @@ impl Kernel {
                 fused: fused.as_ref(),
             },
             Kernel::Loop(p) => KernelSource::Loop(p),
+            Kernel::Staged(p) => KernelSource::Staged(p),
         }
     }
 }
@@ -59,6 +63,13 @@ pub(crate) enum Assign {
     Loop {
         /// Index into the kernels.
         kernel: usize,
+    },
+    /// Through staged loop kernel `kernel`.
+    Staged {
+        /// Index into the kernels.
+        kernel: usize,
+        /// Its step's values and stages.
+        program: Arc<StagedLoop>,
     },
 }
 
@@ -129,7 +140,8 @@ fn reduction(node: &Node) -> Option<(Kernel, Axes, bool)> {
 /// `FusedReduce` a reduction (a `FusedReduce` computes its program inside the loop, so the
 /// program's value is never stored); except single ops whose inputs are all statically
 /// smaller than `interpret_below` elements (0-d arithmetic on scalars, say), which run on the
-/// interpreter. A `Scan` whose step is elementwise becomes one C loop ([`LoopProgram`]).
+/// interpreter. A `Scan` whose step is elementwise becomes one C loop ([`LoopProgram`]); one
+/// whose step also holds matrix products, one staged C loop ([`StagedLoop`]).
 /// Everything else (including `DimShuffle`, which is a view: its strides are all
 /// a consuming kernel needs) runs in the interpreter.
 pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
@@ -141,6 +153,17 @@ pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
             if let Some(p) = LoopProgram::of_scan(s) {
                 assign.insert(node.id(), Assign::Loop { kernel: index });
                 kernels.push(Kernel::Loop(p));
+            } else if let Some(p) = StagedLoop::of_scan(s) {
+                let program = Arc::new(p);
+                let kernel = index;
+                assign.insert(
+                    node.id(),
+                    Assign::Staged {
+                        kernel,
+                        program: program.clone(),
+                    },
+                );
+                kernels.push(Kernel::Staged(program));
             }
             continue;
         }

@@ -21,7 +21,7 @@ pub(crate) type LoopFn = unsafe extern "C" fn(
 ) -> i32;
 
 /// C-order strides (in elements) of `shape`.
-fn c_strides(shape: &[usize]) -> Vec<isize> {
+pub(crate) fn c_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
     let mut step = 1isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
@@ -33,7 +33,7 @@ fn c_strides(shape: &[usize]) -> Vec<isize> {
 
 /// A fresh C-contiguous tensor of `rows` rows of `element` shape whose first rows are the
 /// last `need` rows of `init`, with a writable pointer to its elements.
-fn trajectory(
+pub(crate) fn trajectory(
     init: Option<&Tensor>,
     need: usize,
     rows: usize,

@@ -9,16 +9,19 @@
 
 mod driver;
 mod kernel;
+mod matmul;
 mod prelude;
 mod program;
 mod recurrence;
 mod scalar;
 mod special;
+mod staged;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use program::Program;
 pub(crate) use recurrence::{LoopProgram, ring_rows};
+pub(crate) use staged::{Stage, StagedLoop, ValueKind};
 
 use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;
@@ -39,6 +42,8 @@ pub(crate) enum KernelSource<'a> {
     },
     /// A whole loop (`ox_sN`).
     Loop(&'a LoopProgram),
+    /// A whole loop with a staged step (`ox_sN`).
+    Staged(&'a StagedLoop),
 }
 
 /// Distinct kernels from which a function's code is split into two translation units, which
@@ -113,7 +118,9 @@ pub(crate) fn translation_unit(kernels: &[KernelSource<'_>]) -> Unit {
     let mut n_blocks = 0;
     let mut symbols: Vec<String> = Vec::with_capacity(kernels.len());
     // Whole loops call no driver: a function of loops alone compiles and links one object less.
-    let drivers = kernels.iter().any(|k| !matches!(k, KernelSource::Loop(_)));
+    let drivers = kernels
+        .iter()
+        .any(|k| !matches!(k, KernelSource::Loop(_) | KernelSource::Staged(_)));
     let mut objects: Vec<Shared> = drivers
         .then(|| Shared {
             name: "drivers".to_string(),
@@ -169,6 +176,11 @@ pub(crate) fn translation_unit(kernels: &[KernelSource<'_>]) -> Unit {
             KernelSource::Loop(p) => {
                 part.source.push('\n');
                 part.source.push_str(&recurrence::emit(id, p));
+                symbols.push(format!("ox_s{id}"));
+            }
+            KernelSource::Staged(p) => {
+                part.source.push('\n');
+                part.source.push_str(&staged::emit(id, p));
                 symbols.push(format!("ox_s{id}"));
             }
         }

@@ -64,7 +64,7 @@ impl Program {
 
 /// Appends to `stmts` the statements computing `g` on the C values `inputs` (one per
 /// placeholder), nested Composites inlined; returns the C expression of each output.
-fn inline(
+pub(super) fn inline(
     g: &FrozenGraph,
     inputs: &[(String, DType)],
     stmts: &mut Vec<String>,

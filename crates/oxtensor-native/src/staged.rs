@@ -1,0 +1,343 @@
+//! Running a staged whole-loop kernel (`emit::staged`): working out the shape of every value
+//! of the step from a `Scan` node's operands, checking that every stage reads and writes
+//! within its buffers, allocating the scratch and the trajectories once, and calling the C
+//! loop. Anything the kernel does not take (shapes that broadcast at run time or change from
+//! step to step, mismatched dtypes, no steps, empty values, an element that is an error) is
+//! left to the interpreter's loop, which computes the node or reports the error in its own
+//! words (naming the step and the inner variable).
+
+use crate::emit::{Stage, StagedLoop, ValueKind};
+use crate::recurrence::{c_strides, trajectory};
+use oxtensor_data::Tensor;
+use oxtensor_graph::{Scan, TensorType};
+use std::ffi::c_void;
+
+/// The C signature of a staged loop kernel (see `emit::staged::emit`).
+pub(crate) type StagedFn = unsafe extern "C" fn(
+    i64,
+    *const i64,
+    *const *const c_void,
+    *const i64,
+    *const *const c_void,
+    *const *mut c_void,
+    *mut c_void,
+    *mut i64,
+) -> i32;
+
+/// A value's extents and the strides (in elements, from the pointer of the buffer it lives
+/// in) its elements are read at.
+#[derive(Clone)]
+struct Layout {
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+impl Layout {
+    /// A C-contiguous buffer of `shape`.
+    fn contiguous(shape: &[usize]) -> Layout {
+        Layout {
+            shape: shape.to_vec(),
+            strides: c_strides(shape),
+        }
+    }
+
+    fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+/// Whether `shape` fits the static type `ty` (rank, and every static extent).
+fn fits(ty: &TensorType, shape: &[usize]) -> bool {
+    ty.ndim() == shape.len()
+        && ty
+            .shape
+            .iter()
+            .zip(shape)
+            .all(|(s, &d)| s.is_none_or(|s| s == d))
+}
+
+/// One 64-byte line of scratch (so every scratch value starts aligned for vector loads).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// The layouts of every value of `p` given those of the body inputs, or `None` when some
+/// stage's operands do not fit it (see the module documentation).
+fn layouts(p: &StagedLoop, inputs: &[Vec<usize>]) -> Option<Vec<Layout>> {
+    let mut out: Vec<Option<Layout>> = vec![None; p.values.len()];
+    for (v, value) in p.values.iter().enumerate() {
+        match &value.kind {
+            ValueKind::Input(k) => out[v] = Some(Layout::contiguous(inputs.get(*k)?)),
+            ValueKind::View { of, order } => {
+                let base = out.get(*of)?.as_ref()?;
+                let kept: Vec<usize> = order.iter().flatten().copied().collect();
+                if (0..base.shape.len()).any(|d| !kept.contains(&d) && base.shape[d] != 1) {
+                    return None;
+                }
+                let (shape, strides) = order
+                    .iter()
+                    .map(|o| match o {
+                        Some(d) => Some((*base.shape.get(*d)?, *base.strides.get(*d)?)),
+                        None => Some((1, 0)),
+                    })
+                    .collect::<Option<(Vec<usize>, Vec<isize>)>>()?;
+                out[v] = Some(Layout { shape, strides });
+            }
+            ValueKind::Computed => {}
+            // Never stored nor read: any layout.
+            ValueKind::Folded => {
+                out[v] = Some(Layout::contiguous(&[]));
+                continue;
+            }
+        }
+        // Computed values get their layouts from their stages, which come after every value
+        // they read; views of them come after them.
+        if value.kind == ValueKind::Computed {
+            let shape = computed_shape(p, v, &out)?;
+            out[v] = Some(Layout::contiguous(&shape));
+        }
+        if !fits(&value.ty, &out[v].as_ref()?.shape) {
+            return None;
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The shape of computed value `v`, from its stage's operands.
+fn computed_shape(p: &StagedLoop, v: usize, known: &[Option<Layout>]) -> Option<Vec<usize>> {
+    let shape_of = |x: usize| known.get(x)?.as_ref().map(|l| l.shape.clone());
+    for st in &p.stages {
+        match st {
+            Stage::Elem { args, outs, .. } if outs.contains(&v) => {
+                let rank = p.values[v].ty.ndim();
+                let mut shape: Option<Vec<usize>> = None;
+                for &(x, one) in args {
+                    let s = shape_of(x)?;
+                    if one {
+                        continue;
+                    }
+                    if shape.as_ref().is_some_and(|have| *have != s) {
+                        return None;
+                    }
+                    shape = Some(s);
+                }
+                let shape = shape.unwrap_or_else(|| vec![1; rank]);
+                return (shape.len() == rank).then_some(shape);
+            }
+            Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
+            Stage::MatMul { a, b, acc, out, .. } if *out == v => {
+                let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
+                let (m, ka) = match sa.as_slice() {
+                    [k] => (None, *k),
+                    [m, k] => (Some(*m), *k),
+                    _ => return None,
+                };
+                let (kb, n) = match sb.as_slice() {
+                    [k] => (*k, None),
+                    [k, n] => (*k, Some(*n)),
+                    _ => return None,
+                };
+                if ka != kb {
+                    return None;
+                }
+                let shape: Vec<usize> = m.into_iter().chain(n).collect();
+                if let Some(acc) = acc
+                    && shape_of(*acc)? != shape
+                {
+                    return None;
+                }
+                return Some(shape);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The `n0, n1, s0, s1` of a gather of a view laid out as `l` (of rank at most 2).
+fn gather_dims(l: &Layout) -> [i64; 4] {
+    match (l.shape.as_slice(), l.strides.as_slice()) {
+        ([n0, n1], [s0, s1]) => [*n0 as i64, *n1 as i64, *s0 as i64, *s1 as i64],
+        ([n], [s]) => [1, *n as i64, 0, *s as i64],
+        _ => [1, 1, 0, 0],
+    }
+}
+
+/// The `m, n, k, as0, as1, bs0, bs1` of a product of operands laid out as `a` and `b`.
+fn product_dims(a: &Layout, b: &Layout) -> [i64; 7] {
+    let (m, k, as0, as1) = match (a.shape.as_slice(), a.strides.as_slice()) {
+        ([m, k], [s0, s1]) => (*m, *k, *s0, *s1),
+        ([k], [s]) => (1, *k, 0, *s),
+        _ => (0, 0, 0, 0),
+    };
+    let (n, bs0, bs1) = match (b.shape.as_slice(), b.strides.as_slice()) {
+        ([_, n], [s0, s1]) => (*n, *s0, *s1),
+        ([_], [s]) => (1, *s, 0),
+        _ => (0, 0, 0),
+    };
+    [
+        m as i64, n as i64, k as i64, as0 as i64, as1 as i64, bs0 as i64, bs1 as i64,
+    ]
+}
+
+/// Runs staged loop kernel `f` of `p` (the loop of `s`) on the node's operands (`n_steps`,
+/// sequences, initial buffers, other values): one tensor per state and per mapped output,
+/// or `None` when the kernel does not take them.
+pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
+    let (n_seq, n_state) = (s.sequence_taps.len(), s.state_taps.len());
+    let body_inputs = s.body.input_types();
+    let (n_steps, rest) = args.split_first()?;
+    let n_steps = *n_steps.to_vec_as::<i64>().first()?;
+    if rest.len() != n_seq + n_state + s.n_other() {
+        return None;
+    }
+    let (sequences, rest) = rest.split_at(n_seq);
+    let (initial, others) = rest.split_at(n_state);
+    let lengths: Vec<usize> = sequences
+        .iter()
+        .map(|t| t.shape().first().copied().unwrap_or(0))
+        .collect();
+    let total = s.steps(n_steps, &lengths).ok()?;
+    if total == 0 {
+        return None;
+    }
+    // The body inputs' shapes and the operands they come from, whose dtypes must be theirs.
+    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(body_inputs.len());
+    let tapped = sequences
+        .iter()
+        .zip(&s.sequence_taps)
+        .chain(initial.iter().zip(&s.state_taps));
+    for (t, taps) in tapped {
+        let row = t.shape().get(1..)?.to_vec();
+        for _ in taps {
+            if body_inputs.get(shapes.len())?.dtype != t.dtype() {
+                return None;
+            }
+            shapes.push(row.clone());
+        }
+    }
+    for t in others {
+        if body_inputs.get(shapes.len())?.dtype != t.dtype() {
+            return None;
+        }
+        shapes.push(t.shape().to_vec());
+    }
+    let layouts = layouts(p, &shapes)?;
+    if layouts.iter().any(|l| l.numel() == 0) {
+        return None;
+    }
+    // Each state's next value has the shape of its rows.
+    for (i, init) in initial.iter().enumerate() {
+        if layouts[*p.outputs.get(i)?].shape != init.shape().get(1..)? {
+            return None;
+        }
+    }
+    let mut dims = vec![0i64; p.dims_len()];
+    let mut scratch_bytes = 0usize;
+    for (v, (value, l)) in p.values.iter().zip(&layouts).enumerate() {
+        dims[p.numel_at(v)] = l.numel() as i64;
+        if value.kind == ValueKind::Computed && p.home[v].is_none() {
+            dims[p.offset_at(v)] = scratch_bytes as i64;
+            let bytes = l.numel().checked_mul(value.ty.dtype.size())?;
+            scratch_bytes = scratch_bytes.checked_add(bytes.div_ceil(64) * 64)?;
+        }
+    }
+    for st in &p.stages {
+        match st {
+            Stage::MatMul { a, b, at, .. } => {
+                let pd = product_dims(&layouts[*a], &layouts[*b]);
+                dims[*at..*at + 7].copy_from_slice(&pd);
+                // Room for the matrix in column order (see `StagedLoop::invariant_matrix`).
+                if p.invariant_matrix(st).is_some() {
+                    dims[*at + 7] = scratch_bytes as i64;
+                    let bytes = layouts[*a]
+                        .numel()
+                        .checked_mul(p.values[*a].ty.dtype.size())?;
+                    scratch_bytes = scratch_bytes.checked_add(bytes.div_ceil(64) * 64)?;
+                }
+            }
+            Stage::Gather { from, at, .. } => {
+                dims[*at..*at + 4].copy_from_slice(&gather_dims(&layouts[*from]));
+            }
+            Stage::Elem { .. } => {}
+        }
+    }
+    let mut scratch = vec![Line([0; 64]); scratch_bytes.div_ceil(64).max(1)];
+    let seq_data: Vec<Tensor> = sequences.iter().map(|t| t.to_contiguous()).collect();
+    let seq_ptrs: Vec<*const c_void> = seq_data.iter().map(|t| t.data_ptr().cast()).collect();
+    let windows: Vec<i64> = s
+        .sequence_taps
+        .iter()
+        .zip(&lengths)
+        .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
+        .collect();
+    let other_data: Vec<Tensor> = others.iter().map(|t| t.to_contiguous()).collect();
+    let other_ptrs: Vec<*const c_void> = other_data.iter().map(|t| t.data_ptr().cast()).collect();
+    let mut buffers = Vec::with_capacity(s.n_outputs());
+    let mut buf_ptrs = Vec::with_capacity(s.n_outputs());
+    for (i, &v) in p.outputs.iter().enumerate() {
+        let need = s.state_taps.get(i).map_or(0, |taps| Scan::buffer_len(taps));
+        let init = initial.get(i).copied();
+        if init.is_some_and(|t| t.shape().first().is_none_or(|&len| len < need)) {
+            return None;
+        }
+        let ring = p.ring.get(i).copied().unwrap_or(0);
+        let rows = if ring > 0 {
+            ring
+        } else {
+            need.checked_add(total)?
+        };
+        let element = &layouts[v].shape;
+        let (t, ptr) = trajectory(init, need, rows, element, p.values[v].ty.dtype)?;
+        buffers.push((t, need, ring, element.clone()));
+        buf_ptrs.push(ptr);
+    }
+    let mut done = 0i64;
+    // SAFETY: the kernel reads, at step `t < total`, rows `w + offset + tap` of each sequence
+    // (`w < windows[i]`, so within the `lengths[i]` rows of its contiguous copy, by
+    // `sequence_steps`), each of `dims[k]` elements, the numel of the tap's value, which is
+    // the sequence's row shape; rows `t + need + tap` (tap in `[-need, -1]`) of each state's
+    // buffer and writes row `t + need` of it (or those rows modulo the ring's rows), rows of
+    // the numel of the state's next value, which was checked to be its rows' shape; row `t`
+    // of each mapped output's `total` rows; the contiguous other values whole. Every stage
+    // reads and writes values whose extents `layouts` derived from those shapes and checked
+    // against each other (elementwise operands of one shape or one element; products of
+    // matching inner extents), views within their base values, and computed values live in
+    // `scratch` at the 64-byte aligned offsets laid out above, or in the output rows; a
+    // loop-invariant matrix copied into column order goes to its own scratch room of its
+    // `m × k` elements, read back as such. The
+    // dtypes were checked to be the body's, which the kernel was generated for.
+    let status = unsafe {
+        f(
+            total as i64,
+            dims.as_ptr(),
+            seq_ptrs.as_ptr(),
+            windows.as_ptr(),
+            other_ptrs.as_ptr(),
+            buf_ptrs.as_ptr(),
+            scratch.as_mut_ptr().cast(),
+            &mut done,
+        )
+    };
+    let done = usize::try_from(done).ok().filter(|&d| d <= total)?;
+    if status != 0 {
+        return None;
+    }
+    buffers
+        .into_iter()
+        .map(|(t, need, ring, element)| {
+            let n: usize = element.iter().product();
+            let shape: Vec<usize> = std::iter::once(done)
+                .chain(element.iter().copied())
+                .collect();
+            let last: Vec<usize> = std::iter::once(1).chain(element.iter().copied()).collect();
+            match ring {
+                0 => t.view(&shape, &c_strides(&shape), need * n).ok(),
+                // The last value only: the row step `done - 1` wrote.
+                _ => t
+                    .view(&last, &c_strides(&last), ((done - 1 + need) % ring) * n)
+                    .ok(),
+            }
+        })
+        .collect()
+}

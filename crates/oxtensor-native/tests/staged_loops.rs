@@ -1,0 +1,416 @@
+//! Whole loops in C for steps that hold matrix products (`emit::staged`): a tanh RNN, its
+//! gradient's backward loop, and random recurrences with matrix–vector, vector–matrix,
+//! transposed and outer products, each checked to run as one staged C loop and compared with
+//! the interpreter's step-by-step loop; shapes the C loop does not take reach the interpreter,
+//! which reports them naming the step.
+
+mod common;
+
+use common::data::Rng;
+use common::{backend, both};
+use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
+use oxtensor::{Mode, ScanSpec, function, grad, scan};
+use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::{FunctionGraph, TensorType, Var};
+use oxtensor_runtime::{Backend, Executable, Interpreter};
+use oxtensor_testkit::{Tol, assert_close};
+
+fn typed(shape: &[Option<usize>]) -> Var {
+    Var::input(None, TensorType::new(DType::F64, shape))
+}
+
+fn values(rng: &mut Rng, shape: &[usize], scale: f64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n).map(|_| rng.uniform(-scale, scale)).collect();
+    Tensor::from_slice(&v, shape).expect("tensor")
+}
+
+/// `h[t] = tanh(W h[t-1] + x[t])` over the rows of `x` from `h0` (a vector).
+fn rnn(w: &Var, x: &Var, h0: &Var) -> Var {
+    let (xt, hp, wi) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+    let next = (&wi.matmul(&hp) + &xt).tanh();
+    let init = oxtensor::ops::expand_dims(h0, 0).expect("init");
+    scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&wi),
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(x),
+        initial: &[init],
+        others: std::slice::from_ref(w),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("rnn"),
+    })
+    .expect("scan")
+    .remove(0)
+}
+
+/// Runs `g` natively on `vals`, checking that every loop ran whole in C (none was handed to
+/// the interpreter's loop).
+fn run_in_c(g: &FunctionGraph, vals: &[Tensor]) -> Vec<Tensor> {
+    let (exec, _) = backend().compile_graph(g).expect("native compile");
+    let out = exec.run(vals.to_vec()).expect("native run");
+    assert_eq!(
+        exec.interpreted_loops(),
+        0,
+        "a loop fell back to the interpreter"
+    );
+    out
+}
+
+/// How many loops of `source` are staged C loops (hold a matrix product).
+fn staged_loops(source: &str) -> usize {
+    source
+        .split("OX_EXPORT int32_t ox_s")
+        .skip(1)
+        .filter(|f| f.contains("ox_mm_double(") || f.contains("ox_mm_float("))
+        .count()
+}
+
+#[test]
+fn an_rnn_and_its_gradient_run_as_staged_c_loops() {
+    let w = Var::input(Some("W"), TensorType::of_rank(DType::F64, 2));
+    let x = Var::input(Some("X"), TensorType::of_rank(DType::F64, 2));
+    let h0 = Var::input(Some("h0"), TensorType::of_rank(DType::F64, 1));
+    let h = rnn(&w, &x, &h0);
+    let cost = h.sum(None);
+    let g = grad(
+        &cost,
+        &[w.clone(), x.clone(), h0.clone()],
+        &GradOptions::default(),
+    )
+    .expect("grad");
+    let mut outputs = vec![h];
+    outputs.extend(g.iter().map(|g| g.var().expect("connected").clone()));
+    let inputs = [w, x, h0];
+    let mut rng = Rng::new(7);
+    let (hidden, steps) = (70, 40);
+    let vals = vec![
+        values(&mut rng, &[hidden, hidden], 1.0 / (hidden as f64).sqrt()),
+        values(&mut rng, &[steps, hidden], 1.0),
+        values(&mut rng, &[hidden], 0.5),
+    ];
+    // The optimized graph (as `function` compiles it): both loops, forward and backward,
+    // are staged C loops.
+    let fast = function(&inputs, &outputs)
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("fast");
+    let source = backend().generate(fast.graph());
+    assert_eq!(staged_loops(&source), 2, "{source}");
+    let native = fast.call(&vals).expect("native");
+    assert_close(
+        "in C",
+        &run_in_c(fast.graph(), &vals)[0],
+        &native[0],
+        Tol::EXACT,
+    );
+    let interp = function(&inputs, &outputs)
+        .mode(Mode::new("interp", "fast_run").expect("mode"))
+        .build()
+        .expect("interp")
+        .call(&vals)
+        .expect("interp run");
+    // Reordered dot products, then `tanh` from two math libraries, through contracting steps.
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+        assert_close(&format!("output {k}"), n, i, tol);
+    }
+    // The unoptimized graph's loops too.
+    let (native, interp) = both(&inputs, &outputs, &vals);
+    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+        assert_close(&format!("unoptimized output {k}"), n, i, tol);
+    }
+}
+
+#[test]
+fn rnn_gradients_pass_verify_grad() {
+    let mut rng = Rng::new(11);
+    let hidden = 5;
+    let points = vec![
+        values(&mut rng, &[hidden, hidden], 0.6),
+        values(&mut rng, &[9, hidden], 1.0),
+        values(&mut rng, &[hidden], 0.5),
+    ];
+    verify_grad(
+        |v| {
+            let h = rnn(&v[0], &v[1], &v[2]);
+            Ok((&h * &h).sum(None))
+        },
+        &points,
+        &VerifyGradOptions::default(),
+    )
+    .expect("rnn gradient");
+}
+
+/// The random choices of one recurrence whose step holds a product: the state `h` (a vector
+/// of `n`) and, in some cases, a matrix state `S` (`n × m`) accumulating outer products.
+struct Spec {
+    form: usize,
+    matrix_state: bool,
+    backwards: bool,
+}
+
+/// A random spec and values for its inputs `w` (n × m), `x` (steps × m), `h0`, `a` and, with
+/// a matrix state, `s0`.
+fn random_spec(seed: u64) -> (Spec, Vec<Tensor>) {
+    let mut rng = Rng::new(seed);
+    let n = 1 + rng.below(9);
+    let m = 1 + rng.below(9);
+    let steps = 2 + rng.below(12);
+    let spec = Spec {
+        form: rng.below(4),
+        matrix_state: rng.chance(0.5),
+        backwards: rng.chance(0.5),
+    };
+    let init_rows = 1 + rng.below(2);
+    let mut vals = vec![
+        values(&mut rng, &[n, m], 1.0 / (m as f64).sqrt()),
+        values(&mut rng, &[steps, m], 1.0),
+        values(&mut rng, &[init_rows, n], 0.8),
+        Tensor::scalar(rng.uniform(0.3, 0.9)),
+    ];
+    if spec.matrix_state {
+        vals.push(values(&mut rng, &[1, n, m], 1.0));
+    }
+    (spec, vals)
+}
+
+/// Graph inputs of the ranks of `vals`.
+fn inputs_for(vals: &[Tensor]) -> Vec<Var> {
+    vals.iter()
+        .map(|v| Var::input(None, TensorType::of_rank(DType::F64, v.shape().len())))
+        .collect()
+}
+
+/// The loop of `spec` on `inputs` (as [`random_spec`] lists them): its outputs.
+fn case_outputs(spec: &Spec, inputs: &[Var]) -> Vec<Var> {
+    let (w, x, h0, a) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3]);
+    let (xt, hp, sp) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+    let (wi, ai) = (typed(&[None, None]), typed(&[]));
+    let wt = oxtensor::ops::transpose(&wi, None).expect("transpose");
+    // x's rows have m elements; the product maps them (or h) to n elements, as W·u, Wᵀ·h
+    // then ·Wᵀ, u·Wᵀ, or h·W then ·Wᵀ.
+    let product = match spec.form {
+        0 => wi.matmul(&xt),
+        1 => wt.matmul(&hp).matmul(&wt).sin(),
+        2 => xt.matmul(&wt),
+        _ => hp.matmul(&wi).matmul(&wt),
+    };
+    let next = (&(&product * &ai) + &(&hp * 0.5)).tanh();
+    let mut tap_inputs = vec![xt.clone(), hp.clone()];
+    let mut outputs = vec![next];
+    let mut state_taps = vec![vec![-1]];
+    let mut initial = vec![h0.clone()];
+    if spec.matrix_state {
+        // S[t] = 0.9·S[t-1] + h[t-1] ⊗ x[t] (an outer product, as a gradient's sums are).
+        let col = oxtensor::ops::expand_dims(&hp, 1).expect("col");
+        let row = oxtensor::ops::expand_dims(&xt, 0).expect("row");
+        let next_s = &(&sp * 0.9) + &col.matmul(&row);
+        tap_inputs.push(sp);
+        outputs.push(next_s);
+        state_taps.push(vec![-1]);
+        initial.push(inputs[4].clone());
+    }
+    let n_states = outputs.len();
+    // A mapped output reading the product.
+    outputs.push(&product * 2.0);
+    scan(ScanSpec {
+        tap_inputs: &tap_inputs,
+        sequence_taps: vec![vec![0]],
+        state_taps,
+        other_inputs: &[wi, ai],
+        outputs: &outputs,
+        n_mapped: outputs.len() - n_states,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(x),
+        initial: &initial,
+        others: &[w.clone(), a.clone()],
+        go_backwards: spec.backwards,
+        truncate_gradient: None,
+        name: Some("random"),
+    })
+    .expect("scan")
+}
+
+/// The sum of the squares of every element of `outputs`.
+fn square_sum(outputs: &[Var]) -> Var {
+    outputs
+        .iter()
+        .map(|o| (o * o).sum(None))
+        .reduce(|a, b| &a + &b)
+        .expect("cost")
+}
+
+#[test]
+fn random_recurrences_with_products_run_as_staged_c_loops_and_match_the_interpreter() {
+    for seed in 0..24 {
+        let (spec, vals) = random_spec(seed);
+        let inputs = inputs_for(&vals);
+        let outputs = case_outputs(&spec, &inputs);
+        let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+        assert_eq!(
+            staged_loops(&backend().generate(&g)),
+            1,
+            "case {seed}: the loop is not a staged C loop"
+        );
+        let (native, interp) = both(&inputs, &outputs, &vals);
+        assert_close("in C", &run_in_c(&g, &vals)[0], &native[0], Tol::EXACT);
+        let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+        for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+            assert_close(&format!("case {seed}, output {k}"), n, i, tol);
+        }
+        // Optimized, with the gradient of the outputs' squares w.r.t. every input.
+        let g = grad(&square_sum(&outputs), &inputs, &GradOptions::default()).expect("grad");
+        let mut all = outputs.clone();
+        all.extend(g.iter().filter_map(|g| g.var().cloned()));
+        let run = |mode: Mode| {
+            function(&inputs, &all)
+                .mode(mode)
+                .build()
+                .expect("f")
+                .call(&vals)
+                .expect("run")
+        };
+        let native = run(Mode::FAST_RUN);
+        let interp = run(Mode::new("interp", "fast_run").expect("mode"));
+        for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+            assert_close(
+                &format!("case {seed}, with gradients, output {k}"),
+                n,
+                i,
+                tol,
+            );
+        }
+        let fast = function(&inputs, &all)
+            .mode(Mode::FAST_RUN)
+            .build()
+            .expect("fast");
+        // Some backward steps read shapes (`Shape_i`, for the sums of broadcast cotangents),
+        // which stay one executable call per step; the RNN-like form runs both loops in C.
+        let staged = staged_loops(&backend().generate(fast.graph()));
+        let both_loops = spec.form == 0 && !spec.matrix_state;
+        assert!(
+            staged >= 1 && (staged == 2 || !both_loops),
+            "case {seed}: {staged} loops are staged C loops"
+        );
+        if staged == 2 {
+            run_in_c(fast.graph(), &vals);
+        }
+    }
+}
+
+#[test]
+fn random_recurrence_gradients_pass_verify_grad() {
+    for seed in 0..6 {
+        let (spec, vals) = random_spec(100 + seed);
+        verify_grad(
+            |v| Ok(square_sum(&case_outputs(&spec, v))),
+            &vals,
+            &VerifyGradOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("case {seed}: {e}"));
+    }
+}
+
+/// A matrix whose columns do not match the state's length: the C loop hands the loop to the
+/// interpreter, which names the step and the inner variable as both backends do.
+#[test]
+fn mismatched_products_are_reported_by_the_interpreter() {
+    let w = Var::input(Some("W"), TensorType::of_rank(DType::F64, 2));
+    let x = Var::input(Some("X"), TensorType::of_rank(DType::F64, 2));
+    let h0 = Var::input(Some("h0"), TensorType::of_rank(DType::F64, 1));
+    let h = rnn(&w, &x, &h0);
+    let inputs = [w, x, h0];
+    let g = FunctionGraph::new(inputs.to_vec(), vec![h]).expect("graph");
+    let vals = vec![
+        Tensor::zeros(DType::F64, &[3, 4]).expect("W"),
+        Tensor::zeros(DType::F64, &[5, 3]).expect("X"),
+        Tensor::zeros(DType::F64, &[3]).expect("h0"),
+    ];
+    let (native, _) = backend().compile_graph(&g).expect("native");
+    let interp = Interpreter.compile(&g).expect("interp");
+    let want = interp
+        .run(vals.clone())
+        .expect_err("interp fails")
+        .to_string();
+    let got = native.run(vals).expect_err("native fails").to_string();
+    assert_eq!(native.interpreted_loops(), 1);
+    assert_eq!(got, want);
+    assert!(got.contains("step 0 of Scan{rnn}"), "{got}");
+}
+
+/// A float32 RNN (the product helper and vectors of 16 lanes) with its gradient: staged C
+/// loops, within float32 reordering tolerance of the interpreter.
+#[test]
+fn a_float32_rnn_runs_as_staged_c_loops() {
+    let f32_input =
+        |name: &str, ndim: usize| Var::input(Some(name), TensorType::of_rank(DType::F32, ndim));
+    let (w, x, h0) = (f32_input("W", 2), f32_input("X", 2), f32_input("h0", 1));
+    let (xt, hp, wi) = (
+        Var::input(None, TensorType::new(DType::F32, &[None])),
+        Var::input(None, TensorType::new(DType::F32, &[None])),
+        Var::input(None, TensorType::new(DType::F32, &[None, None])),
+    );
+    let next = (&wi.matmul(&hp) + &xt).tanh();
+    let init = oxtensor::ops::expand_dims(&h0, 0).expect("init");
+    let h = scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&wi),
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&x),
+        initial: &[init],
+        others: std::slice::from_ref(&w),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("rnn32"),
+    })
+    .expect("scan")
+    .remove(0);
+    let g = grad(
+        &h.sum(None),
+        std::slice::from_ref(&w),
+        &GradOptions::default(),
+    )
+    .expect("grad");
+    let outputs = vec![h, g[0].var().expect("connected").clone()];
+    let inputs = [w, x, h0];
+    let mut rng = Rng::new(32);
+    let hidden = 70;
+    let vals: Vec<Tensor> = [
+        values(&mut rng, &[hidden, hidden], 1.0 / (hidden as f64).sqrt()),
+        values(&mut rng, &[25, hidden], 1.0),
+        values(&mut rng, &[hidden], 0.5),
+    ]
+    .iter()
+    .map(|t| t.cast(DType::F32))
+    .collect();
+    let fast = function(&inputs, &outputs)
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("fast");
+    let source = backend().generate(fast.graph());
+    assert_eq!(staged_loops(&source), 2);
+    let native = run_in_c(fast.graph(), &vals);
+    let interp = function(&inputs, &outputs)
+        .mode(Mode::new("interp", "fast_run").expect("mode"))
+        .build()
+        .expect("interp")
+        .call(&vals)
+        .expect("interp run");
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-5);
+    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+        assert_close(&format!("output {k}"), n, i, tol);
+    }
+}
