@@ -67,24 +67,59 @@ pub(crate) fn trajectory(
     Some((t, ptr))
 }
 
+/// A scan node's operands split by role, with the number of steps the loop will run.
+pub(crate) struct LoopOperands<'a> {
+    /// Steps to run (`n_steps` against the sequences' lengths).
+    pub total: usize,
+    /// Each sequence's length.
+    pub lengths: Vec<usize>,
+    /// The sequences.
+    pub sequences: &'a [&'a Tensor],
+    /// The states' initial buffers.
+    pub initial: &'a [&'a Tensor],
+    /// The loop-invariant values.
+    pub others: &'a [&'a Tensor],
+}
+
+impl<'a> LoopOperands<'a> {
+    /// Splits `args` (`n_steps`, sequences, initial buffers, other values) as `s` reads them,
+    /// or `None` when their count or the step count does not fit.
+    pub(crate) fn of(s: &Scan, args: &'a [&'a Tensor]) -> Option<LoopOperands<'a>> {
+        let (n_seq, n_state) = (s.sequence_taps.len(), s.state_taps.len());
+        let (n_steps, rest) = args.split_first()?;
+        let n_steps = *n_steps.to_vec_as::<i64>().first()?;
+        if rest.len() != n_seq + n_state + s.n_other() {
+            return None;
+        }
+        let (sequences, rest) = rest.split_at(n_seq);
+        let (initial, others) = rest.split_at(n_state);
+        let lengths: Vec<usize> = sequences
+            .iter()
+            .map(|t| t.shape().first().copied().unwrap_or(0))
+            .collect();
+        let total = s.steps(n_steps, &lengths).ok()?;
+        Some(LoopOperands {
+            total,
+            lengths,
+            sequences,
+            initial,
+            others,
+        })
+    }
+}
+
 /// Runs loop kernel `f` of `s` on the node's operands (`n_steps`, sequences, initial buffers,
 /// other values): one tensor per state and per mapped output, or `None` when the kernel does
 /// not take them.
 pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
-    let (n_seq, n_state) = (s.sequence_taps.len(), s.state_taps.len());
     let inputs = s.body.input_types();
-    let (n_steps, rest) = args.split_first()?;
-    let n_steps = *n_steps.to_vec_as::<i64>().first()?;
-    if rest.len() != n_seq + n_state + s.n_other() {
-        return None;
-    }
-    let (sequences, rest) = rest.split_at(n_seq);
-    let (initial, others) = rest.split_at(n_state);
-    let lengths: Vec<usize> = sequences
-        .iter()
-        .map(|t| t.shape().first().copied().unwrap_or(0))
-        .collect();
-    let total = s.steps(n_steps, &lengths).ok()?;
+    let LoopOperands {
+        total,
+        lengths,
+        sequences,
+        initial,
+        others,
+    } = LoopOperands::of(s, args)?;
     // The element shape: every step value of the states' rank has it; the rest are scalars.
     let rank = s.body.outputs().first()?.ty().ndim();
     let row_shapes = sequences.iter().chain(initial).map(|t| t.shape().get(1..));

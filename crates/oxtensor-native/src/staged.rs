@@ -7,7 +7,7 @@
 //! words (naming the step and the inner variable).
 
 use crate::emit::{Stage, StagedLoop, ValueKind};
-use crate::recurrence::{c_strides, trajectory};
+use crate::recurrence::{LoopOperands, c_strides, trajectory};
 use oxtensor_data::Tensor;
 use oxtensor_graph::{Scan, TensorType};
 use std::ffi::c_void;
@@ -184,20 +184,14 @@ fn product_dims(a: &Layout, b: &Layout) -> [i64; 7] {
 /// sequences, initial buffers, other values): one tensor per state and per mapped output,
 /// or `None` when the kernel does not take them.
 pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
-    let (n_seq, n_state) = (s.sequence_taps.len(), s.state_taps.len());
     let body_inputs = s.body.input_types();
-    let (n_steps, rest) = args.split_first()?;
-    let n_steps = *n_steps.to_vec_as::<i64>().first()?;
-    if rest.len() != n_seq + n_state + s.n_other() {
-        return None;
-    }
-    let (sequences, rest) = rest.split_at(n_seq);
-    let (initial, others) = rest.split_at(n_state);
-    let lengths: Vec<usize> = sequences
-        .iter()
-        .map(|t| t.shape().first().copied().unwrap_or(0))
-        .collect();
-    let total = s.steps(n_steps, &lengths).ok()?;
+    let LoopOperands {
+        total,
+        lengths,
+        sequences,
+        initial,
+        others,
+    } = LoopOperands::of(s, args)?;
     if total == 0 {
         return None;
     }

@@ -121,7 +121,7 @@ impl LoopProgram {
 }
 
 /// The C row index `at` of a buffer of `ring` rows (0: not a ring).
-fn row(at: &str, ring: usize) -> String {
+pub(super) fn row(at: &str, ring: usize) -> String {
     if ring == 0 {
         format!("({at})")
     } else {

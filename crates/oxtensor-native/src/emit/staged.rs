@@ -12,6 +12,7 @@
 //! indices [`StagedLoop`] assigns.
 
 use super::program::{Program, inline};
+use super::recurrence::row;
 use super::scalar::{ctype, expr, literal};
 use oxtensor_data::DType;
 use oxtensor_graph::{NodeKind, Op, ScalarOp, Scan, TensorType, Var, toposort};
@@ -449,15 +450,6 @@ fn elem_program(
         errors,
         outputs: values.into_iter().zip(outs.iter().copied()).collect(),
     })
-}
-
-/// The C row index `at` of a buffer of `ring` rows (0: not a ring).
-fn row(at: &str, ring: usize) -> String {
-    if ring == 0 {
-        format!("({at})")
-    } else {
-        format!("(({at}) % {ring})")
-    }
 }
 
 /// The exported loop `ox_sN` of a [`StagedLoop`]:
