@@ -367,6 +367,66 @@ impl PyFunction {
         }
         Ok(())
     }
+
+    /// The call's arguments as tensors, in input order.
+    #[inline]
+    fn arguments(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<SmallVec<[Tensor; 4]>> {
+        let mut vals: SmallVec<[Tensor; 4]> = SmallVec::new();
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
+            for (i, a) in args.iter_borrowed().enumerate() {
+                vals.push(self.arg(py, i, &a)?);
+            }
+        } else {
+            self.bind(py, args, kwargs, &mut vals)?;
+        }
+        Ok(vals)
+    }
+
+    /// Runs the compiled function on `vals`, with the GIL released when the inputs are large
+    /// (or `detach`), and applies the updates.
+    #[inline]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        vals: SmallVec<[Tensor; 4]>,
+        detach: bool,
+    ) -> PyResult<Vec<Tensor>> {
+        let elements: usize = vals.iter().map(Tensor::numel).sum();
+        let result = if detach || elements > DETACH_ELEMENTS {
+            let f = &self.f;
+            let v = &vals;
+            py.detach(move || f.call(v))
+        } else {
+            self.f.call(&vals)
+        };
+        // Release the inputs first, so outputs that still share a buffer with them are seen
+        // as shared (and copied) only when they really are.
+        drop(vals);
+        let outs = result.map_err(ox_err)?;
+        self.own_updated_values()?;
+        Ok(outs)
+    }
+
+    /// The outputs as NumPy arrays: the array of the single output, else a list.
+    #[inline]
+    fn results(&self, py: Python<'_>, mut outs: Vec<Tensor>) -> PyResult<Py<PyAny>> {
+        if self.single {
+            let t = outs
+                .pop()
+                .ok_or_else(|| value_err("internal error: the function returned no output"))?;
+            return Ok(output_array(py, t)?.unbind());
+        }
+        let list = PyList::empty(py);
+        for t in outs {
+            list.append(output_array(py, t)?)?;
+        }
+        Ok(list.into_any().unbind())
+    }
 }
 
 #[pymethods]
@@ -380,38 +440,29 @@ impl PyFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let mut vals: SmallVec<[Tensor; 4]> = SmallVec::new();
-        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
-            for (i, a) in args.iter_borrowed().enumerate() {
-                vals.push(self.arg(py, i, &a)?);
-            }
-        } else {
-            self.bind(py, args, kwargs, &mut vals)?;
+        let vals = self.arguments(py, args, kwargs)?;
+        let outs = self.execute(py, vals, false)?;
+        self.results(py, outs)
+    }
+
+    /// Runs the call path on positional `args` up to `stage` and returns `None` (a test and
+    /// benchmark hook, `bench/call_overhead.py`): 0 returns at once, 1 converts the arguments,
+    /// 2 also runs the executor, 3 also makes the output arrays, 4 is 2 with the GIL released
+    /// around the executor.
+    #[pyo3(signature = (stage, *args))]
+    fn _call_stages(&self, py: Python<'_>, stage: u8, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if stage == 0 {
+            return Ok(());
         }
-        let elements: usize = vals.iter().map(Tensor::numel).sum();
-        let result = if elements > DETACH_ELEMENTS {
-            let f = &self.f;
-            let v = &vals;
-            py.detach(move || f.call(v))
-        } else {
-            self.f.call(&vals)
-        };
-        // Release the inputs first, so outputs that still share a buffer with them are seen
-        // as shared (and copied) only when they really are.
-        drop(vals);
-        let mut outs = result.map_err(ox_err)?;
-        self.own_updated_values()?;
-        if self.single {
-            let t = outs
-                .pop()
-                .ok_or_else(|| value_err("internal error: the function returned no output"))?;
-            return Ok(output_array(py, t)?.unbind());
+        let vals = self.arguments(py, args, None)?;
+        if stage == 1 {
+            return Ok(());
         }
-        let list = PyList::empty(py);
-        for t in outs {
-            list.append(output_array(py, t)?)?;
+        let outs = self.execute(py, vals, stage == 4)?;
+        if stage == 3 {
+            self.results(py, outs)?;
         }
-        Ok(list.into_any().unbind())
+        Ok(())
     }
 
     /// The timings (`ProfileStats`) when compiled with `profile=True`, else `None`.
