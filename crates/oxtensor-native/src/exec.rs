@@ -182,6 +182,9 @@ fn out_ptr(t: &mut Tensor) -> Option<*mut c_void> {
     dispatch_dtype!(t.dtype(), T => t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<c_void>()))
 }
 
+/// Element pointers of a kernel call's operands, inline (no allocation per call).
+type Ptrs<T> = SmallVec<[T; 8]>;
+
 /// Contiguous outputs — output 0 in `donor`'s buffer when given (see [`Call::donor`]), the
 /// others fresh — with their element pointers, or `None` when they cannot be allocated (the
 /// interpreter then reports it).
@@ -189,9 +192,9 @@ fn alloc(
     node: &Node,
     shape: &[usize],
     donor: Option<&Tensor>,
-) -> Option<(Vec<Tensor>, Vec<*mut c_void>)> {
+) -> Option<(Vec<Tensor>, Ptrs<*mut c_void>)> {
     let mut outs = Vec::with_capacity(node.types().len());
-    let mut ptrs = Vec::with_capacity(node.types().len());
+    let mut ptrs = Ptrs::new();
     for (i, t) in node.types().iter().enumerate() {
         match donor.filter(|d| i == 0 && d.dtype() == t.dtype) {
             Some(d) => {
@@ -320,7 +323,7 @@ impl NativeExecutable {
         let Some((outs, out_ptrs)) = alloc(node, shape, donor) else {
             return eval_node(node, args);
         };
-        let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
+        let inputs: Ptrs<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
         let call = Shared((walk, inputs, out_ptrs));
         let status = self.split(*numel, cost, |start, end| {
             let (walk, inputs, outs) = call.get();
@@ -413,7 +416,7 @@ impl NativeExecutable {
         let Some(&out) = out_ptrs.first() else {
             return fallback();
         };
-        let inputs: Vec<*const c_void> = operands
+        let inputs: Ptrs<*const c_void> = operands
             .iter()
             .zip(&rw.base)
             .map(|(t, &b)| {

@@ -8,10 +8,10 @@ use oxtensor_graph::Op;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use smallvec::SmallVec;
 
 use crate::convert::{self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned};
 use crate::errors::{ox_err, type_err, value_err};
+use crate::recycle::Recycler;
 use crate::site::at_user_site;
 use crate::var::var_of;
 
@@ -54,6 +54,8 @@ pub struct PyFunction {
     /// How `oxtensor.function` was called (set once by it): what pickling, `copy` and
     /// `oxtensor.save` rebuild the function from (`oxtensor.compile.pickling`).
     recipe: std::sync::OnceLock<Py<PyAny>>,
+    /// Per output, the small arrays it returned, reused once the caller lets go of them.
+    recyclers: Vec<Recycler>,
 }
 
 fn vars_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Var>> {
@@ -220,7 +222,9 @@ fn compile(
     }
     let must_copy = inputs_reaching_updates(&f);
     let update_targets = ups.iter().map(|(t, _)| t.clone()).collect();
+    let recyclers = (0..f.n_outputs()).map(|_| Recycler::default()).collect();
     Ok(PyFunction {
+        recyclers,
         update_targets,
         single,
         n_inputs: ins.len(),
@@ -295,7 +299,7 @@ impl PyFunction {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
-        vals: &mut SmallVec<[Tensor; 4]>,
+        vals: &mut Vec<Tensor>,
     ) -> PyResult<()> {
         let n = self.n_inputs;
         if args.len() > n {
@@ -375,8 +379,8 @@ impl PyFunction {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<SmallVec<[Tensor; 4]>> {
-        let mut vals: SmallVec<[Tensor; 4]> = SmallVec::new();
+    ) -> PyResult<Vec<Tensor>> {
+        let mut vals = Vec::with_capacity(self.n_inputs);
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
             for (i, a) in args.iter_borrowed().enumerate() {
                 vals.push(self.arg(py, i, &a)?);
@@ -390,26 +394,33 @@ impl PyFunction {
     /// Runs the compiled function on `vals`, with the GIL released when the inputs are large
     /// (or `detach`), and applies the updates.
     #[inline]
-    fn execute(
-        &self,
-        py: Python<'_>,
-        vals: SmallVec<[Tensor; 4]>,
-        detach: bool,
-    ) -> PyResult<Vec<Tensor>> {
+    fn execute(&self, py: Python<'_>, vals: Vec<Tensor>, detach: bool) -> PyResult<Vec<Tensor>> {
         let elements: usize = vals.iter().map(Tensor::numel).sum();
         let result = if detach || elements > DETACH_ELEMENTS {
             let f = &self.f;
             let v = &vals;
-            py.detach(move || f.call(v))
+            let result = py.detach(move || f.call(v));
+            // Release the inputs (with the GIL held, as they may hold arrays) before the
+            // outputs are converted, so outputs that still share a buffer with them are seen
+            // as shared (and copied) only when they really are.
+            drop(vals);
+            result
         } else {
-            self.f.call(&vals)
+            // The executor drops the inputs as soon as it is done with them.
+            self.f.call_owned(vals)
         };
-        // Release the inputs first, so outputs that still share a buffer with them are seen
-        // as shared (and copied) only when they really are.
-        drop(vals);
         let outs = result.map_err(ox_err)?;
         self.own_updated_values()?;
         Ok(outs)
+    }
+
+    /// Output `i` as a NumPy array, in a released array it returned before when it can.
+    #[inline]
+    fn output<'py>(&self, py: Python<'py>, i: usize, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+        match self.recyclers.get(i) {
+            Some(r) => r.array(py, t),
+            None => output_array(py, t),
+        }
     }
 
     /// The outputs as NumPy arrays: the array of the single output, else a list.
@@ -419,11 +430,11 @@ impl PyFunction {
             let t = outs
                 .pop()
                 .ok_or_else(|| value_err("internal error: the function returned no output"))?;
-            return Ok(output_array(py, t)?.unbind());
+            return Ok(self.output(py, 0, t)?.unbind());
         }
         let list = PyList::empty(py);
-        for t in outs {
-            list.append(output_array(py, t)?)?;
+        for (i, t) in outs.into_iter().enumerate() {
+            list.append(self.output(py, i, t)?)?;
         }
         Ok(list.into_any().unbind())
     }

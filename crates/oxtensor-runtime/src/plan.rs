@@ -8,7 +8,7 @@
 use oxtensor_data::Tensor;
 use oxtensor_graph::{FunctionGraph, Node, NodeKind, Op, Var};
 use rustc_hash::FxHashMap;
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -186,10 +186,11 @@ impl Plan {
                 });
             }
         }
-        let mut slots: SmallVec<[Option<Tensor>; 16]> = smallvec![None; self.n_slots];
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = Some(v);
-        }
+        // Filled in place: building the (large) inline array elsewhere and moving it here
+        // would copy all of it on every call.
+        let mut slots: SmallVec<[Option<Tensor>; 16]> = SmallVec::new();
+        slots.extend(values.into_iter().map(Some));
+        slots.resize_with(self.n_slots, || None);
         for (s, c) in &self.constants {
             slots[*s] = Some(c.clone());
         }

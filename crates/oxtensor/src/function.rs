@@ -340,6 +340,13 @@ impl Clone for Function {
 impl Function {
     /// Calls with positional arguments; returns the outputs.
     pub fn call(&self, args: &[Tensor]) -> Result<Vec<Tensor>, Error> {
+        self.call_owned(args.to_vec())
+    }
+
+    /// [`Function::call`] taking the arguments by value: what a caller that builds the
+    /// argument list for this call alone uses, saving a copy of it (the per-call path of the
+    /// Python binding). The arguments are dropped as soon as the executor is done with them.
+    pub fn call_owned(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>, Error> {
         let Some(profile) = &self.inner.profile else {
             return self.call_checked(args, None);
         };
@@ -354,7 +361,7 @@ impl Function {
 
     fn call_checked(
         &self,
-        args: &[Tensor],
+        args: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, Error> {
         let inputs = self.inner.graph.inputs();
@@ -372,7 +379,7 @@ impl Function {
                 .all(|(a, ty)| ty.accepts(a.dtype(), a.shape()))
         };
         if self.trust_input.load(Ordering::Relaxed) || fit() {
-            return self.run(args.to_vec(), times);
+            return self.run(args, times);
         }
         let checked = args
             .iter()
@@ -428,7 +435,7 @@ impl Function {
             )));
         }
         let args: Vec<Tensor> = slots.into_iter().flatten().collect();
-        self.call(&args)
+        self.call_owned(args)
     }
 
     fn name_part(&self) -> String {
