@@ -32,13 +32,23 @@ them out). Pin the process to one core for stable numbers::
 Numba, PyTensor and the ``_call_stages`` hook are optional: a missing one drops its rows. Build
 oxtensor in release mode first (``pip install ./crates/oxtensor-py``): a dev build's call path
 is several times slower and says nothing about the release one.
+
+To compare two builds in one interleaved run, install the other one in another virtualenv and
+name its interpreter: its oxtensor rows run in a worker process, round by round in turn with
+this one's, and are listed with a ``before:`` prefix::
+
+    taskset -c 1 python bench/call_overhead.py --baseline /path/to/other/venv/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import subprocess
+import sys
+import tempfile
 import timeit
 
 import numpy as np
@@ -102,44 +112,91 @@ def rows(x):
     return out
 
 
-def measure(contenders, rounds, calls):
-    """Best seconds per call of each contender over interleaved rounds."""
-    timers = [timeit.Timer(stmt, globals=env) for _, stmt, env in contenders]
-    best = [float("inf")] * len(timers)
-    order = list(range(len(timers)))
-    rnd = random.Random(17)
-    for t in timers:  # warm up
-        t.timeit(number=max(calls // 10, 1))
-    for _ in range(rounds):
-        rnd.shuffle(order)
+class Rounds:
+    """Times every contender once per round, in a new random order each round."""
+
+    def __init__(self, contenders, calls, seed=17):
+        self.timers = [timeit.Timer(stmt, globals=env) for _, stmt, env in contenders]
+        self.calls = calls
+        self.rnd = random.Random(seed)
+        for t in self.timers:  # warm up
+            t.timeit(number=max(calls // 10, 1))
+
+    def round(self):
+        """Seconds per call of each contender in this round."""
+        order = list(range(len(self.timers)))
+        self.rnd.shuffle(order)
+        times = [0.0] * len(order)
         for i in order:
-            best[i] = min(best[i], timers[i].timeit(number=calls) / calls)
-    return best
+            times[i] = self.timers[i].timeit(number=self.calls) / self.calls
+        return times
+
+
+def worker(calls):
+    """``--worker``: the oxtensor rows of this build, timed one round per ``round`` line on stdin."""
+    x = np.random.default_rng(1).standard_normal(10)
+    contenders = [c for c in rows(x) if c[0].startswith(("oxtensor", "  "))]
+    print(json.dumps([label for label, _, _ in contenders]), flush=True)
+    r = Rounds(contenders, calls)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        print(json.dumps(r.round()), flush=True)
+
+
+def measure(contenders, rounds, calls, baseline=None):
+    """Best seconds per call of each contender over interleaved rounds; with a ``baseline``
+    interpreter, also its oxtensor rows (labelled ``before:``), timed in turn with ours."""
+    r = Rounds(contenders, calls)
+    proc = None
+    labels = [label for label, _, _ in contenders]
+    if baseline:
+        proc = subprocess.Popen([baseline, os.path.abspath(__file__), "--worker", "--calls", str(calls)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                cwd=tempfile.gettempdir())
+        labels += ["before: " + label for label in json.loads(proc.stdout.readline())]
+    best = [float("inf")] * len(labels)
+    for k in range(rounds):
+        ours = lambda: r.round()  # noqa: E731
+        theirs = lambda: [] if proc is None else (proc.stdin.write("round\n"), proc.stdin.flush(),
+                                                  json.loads(proc.stdout.readline()))[-1]
+        a, b = (ours(), theirs()) if k % 2 == 0 else tuple(reversed((theirs(), ours())))
+        best = [min(old, new) for old, new in zip(best, a + b)]
+    if proc is not None:
+        proc.stdin.close()
+        proc.wait()
+    return labels, best
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds; the best is kept")
     ap.add_argument("--calls", type=int, default=50_000, help="calls per row and round")
+    ap.add_argument("--baseline", help="another build's Python interpreter, timed in the same run")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.worker:
+        return worker(a.calls)
     x = np.random.default_rng(1).standard_normal(10)
     contenders = rows(x)
-    best = measure(contenders, a.rounds, a.calls)
-    numba_t = next((t for (label, _, _), t in zip(contenders, best) if label == "Numba njit"), None)
+    labels, best = measure(contenders, a.rounds, a.calls, a.baseline)
+    numba_t = next((t for label, t in zip(labels, best) if label == "Numba njit"), None)
     import oxtensor
 
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"oxtensor {oxtensor.__version__}, NumPy {np.__version__}; {affinity} CPU(s) usable, "
           f"load average {os.getloadavg()[0]:.1f}; best of {a.rounds} interleaved rounds of "
           f"{a.calls} calls")
-    width = max(len(label) for label, _, _ in contenders) + 2
+    if a.baseline:
+        print(f"rows 'before:' ran in {a.baseline}, interleaved round by round with this process")
+    width = max(len(label) for label in labels) + 2
     print(f"{'':<{width}}{'µs/call':>9}{'× Numba':>9}")
-    for (label, _, _), t in zip(contenders, best):
+    for label, t in zip(labels, best):
         ratio = f"{t / numba_t:>8.2f}×" if numba_t else ""
         print(f"{label:<{width}}{t * 1e6:>9.3f}{ratio}")
     if numba_t:
         for label, goal in (("oxtensor f(x)", 3), ("oxtensor trust_input", 2)):
-            t = next(t for (lab, _, _), t in zip(contenders, best) if lab == label)
+            t = next(t for lab, t in zip(labels, best) if lab == label)
             verdict = "met" if t <= goal * numba_t else "MISSED"
             print(f"target {label} ≤ {goal}× Numba: {t / numba_t:.2f}× {verdict}")
 

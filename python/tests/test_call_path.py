@@ -235,3 +235,59 @@ def test_interpreter_mode_uses_the_same_path():
     b = f(np.array([3.0]))
     assert b == 9.0 and b.ctypes.data == address
     assert oxtensor.function([x], pt.sum(x))(np.ones(2)) == 2.0
+
+
+def test_an_array_passed_back_as_an_argument_is_not_written_into():
+    x = pt.dvector("x")
+    f = function([x], x * 2)
+    a = f(np.ones(3))
+    for _ in range(4):
+        b = f(a)
+        assert np.array_equal(a, [2.0, 2.0, 2.0]) and np.array_equal(b, [4.0, 4.0, 4.0])
+        del b
+    # Released, then passed back in: the argument keeps it alive, so it is not refilled.
+    c = f(f(np.ones(3)))
+    assert np.array_equal(c, [4.0, 4.0, 4.0])
+
+
+def test_a_failing_call_leaves_held_results_alone_and_later_calls_right():
+    x, y = pt.dvectors("x", "y")
+    f = function([x, y], [x * 2, x + y])
+    held = f(np.ones(2), np.ones(2))
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            f(np.full(2, 5.0), np.ones(3))
+    assert np.array_equal(held[0], [2.0, 2.0]) and np.array_equal(held[1], [2.0, 2.0])
+    del held
+    for v in (1.0, 2.0, 3.0):
+        a, b = f(np.full(2, v), np.ones(2))
+        assert np.array_equal(a, [2 * v] * 2) and np.array_equal(b, [v + 1] * 2)
+        del a, b
+
+
+def test_profiled_functions_reuse_arrays_too():
+    x = pt.dvector("x")
+    f = function([x], pt.sum(x**2), profile=True)
+    a = f(np.ones(2))
+    address = a.ctypes.data
+    del a
+    b = f(np.full(2, 2.0))
+    assert b == 8.0 and b.ctypes.data == address
+    assert f.profile is not None
+
+
+def test_an_output_that_is_also_an_update_never_aliases_the_shared_variable():
+    x = pt.dvector("x")
+    s = oxtensor.shared(np.zeros(3), name="s")
+    y = x * 2
+    f = function([x], y, updates=[(s, y)])
+    for v in (1.0, 2.0, 3.0, 4.0):
+        r = f(np.full(3, v))
+        assert np.array_equal(r, [2 * v] * 3)
+        assert np.array_equal(s.get_value(), [2 * v] * 3)
+        r[...] = -1.0  # writing the result must not change the shared variable
+        assert np.array_equal(s.get_value(), [2 * v] * 3)
+        del r
+    s.set_value(np.zeros(3))
+    r = f(np.ones(3))
+    assert np.array_equal(s.get_value(), [2.0] * 3)

@@ -200,7 +200,9 @@ fn alloc(
             Some(d) => {
                 // Writing through this pointer is sound: the plan hands a donor only when
                 // nothing outside this call uses its owned storage (its only other handle, if
-                // any, is a consumed shared variable's, locked by the caller), and no Rust
+                // any, is a consumed shared variable's, locked by the caller), or a caller-lent
+                // output buffer that nothing else reads or writes during the call
+                // (`Call::out`); callers checked it is C-contiguous with this shape and no Rust
                 // reference to its elements exists while the kernel runs.
                 ptrs.push(d.data_ptr().cast_mut().cast::<c_void>());
                 outs.push(d.clone());
@@ -213,6 +215,19 @@ fn alloc(
         }
     }
     Some((outs, ptrs))
+}
+
+/// The caller-lent output buffer ([`Call::out`]) when it can hold an output of `shape`:
+/// C-contiguous from the start of its owned storage, with exactly that shape (the dtype is
+/// checked by [`alloc`]).
+fn lent<'a>(out: Option<&'a Tensor>, shape: &[usize]) -> Option<&'a Tensor> {
+    out.filter(|t| {
+        t.shape() == shape
+            && t.is_contiguous()
+            && t.offset() == 0
+            && t.storage().is_owned()
+            && t.numel() * t.dtype().size() <= t.storage().len()
+    })
 }
 
 /// The cost of one element of an elementwise node (or of a fused reduction's program), in
@@ -298,7 +313,7 @@ impl NativeExecutable {
         (f, cost, last): (ElemFn, usize, &LastLayout<ElemLayout>),
         node: &Node,
         args: &[&Tensor],
-        donor: Option<usize>,
+        (donor, out): (Option<usize>, Option<&Tensor>),
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let kept = last.get(args, || {
             let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
@@ -317,9 +332,11 @@ impl NativeExecutable {
         if !args.iter().all(|t| in_bounds(t)) {
             return eval_node(node, args);
         }
-        let donor = donor
-            .map(|k| args[k])
-            .filter(|t| t.shape() == shape.as_slice());
+        let donor = lent(out, shape).or_else(|| {
+            donor
+                .map(|k| args[k])
+                .filter(|t| t.shape() == shape.as_slice())
+        });
         let Some((outs, out_ptrs)) = alloc(node, shape, donor) else {
             return eval_node(node, args);
         };
@@ -389,6 +406,7 @@ impl NativeExecutable {
         last: &LastLayout<ReduceLayout>,
         node: &Node,
         args: &[&Tensor],
+        out: Option<&Tensor>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let fallback = || eval_node(node, args);
         let op = match node.op() {
@@ -410,7 +428,7 @@ impl NativeExecutable {
         if !operands.iter().all(|t| in_bounds(t)) {
             return fallback();
         }
-        let Some((outs, out_ptrs)) = alloc(node, out_shape, None) else {
+        let Some((outs, out_ptrs)) = alloc(node, out_shape, lent(out, out_shape)) else {
             return fallback();
         };
         let Some(&out) = out_ptrs.first() else {
@@ -569,6 +587,7 @@ impl NativeExecutable {
             node,
             args,
             donor,
+            out,
         } = call;
         let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
         // Every node with a kernel runs it, however small its arrays: the layout is kept
@@ -578,14 +597,16 @@ impl NativeExecutable {
                 Some(result) => result,
                 None => eval_node(node, args),
             },
-            Kernel::Elemwise(f, cost, last) => self.elemwise((*f, *cost, last), node, args, donor),
+            Kernel::Elemwise(f, cost, last) => {
+                self.elemwise((*f, *cost, last), node, args, (donor, out))
+            }
             Kernel::Reduce {
                 f,
                 axes,
                 fused,
                 cost,
                 last,
-            } => self.reduce((*f, axes, *fused, *cost), last, node, args),
+            } => self.reduce((*f, axes, *fused, *cost), last, node, args, out),
             Kernel::Loop(f) => {
                 let looped = match node.op() {
                     Some(Op::Scan(s)) => crate::recurrence::run(*f, s, args),
@@ -610,6 +631,15 @@ impl Executable for NativeExecutable {
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         self.plan.execute(values, times, |call| self.step(call))
+    }
+
+    fn run_into(
+        &self,
+        values: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        self.plan
+            .execute_into(values, None, outs, |call| self.step(call))
     }
 
     fn schedule(&self) -> Vec<Arc<Node>> {

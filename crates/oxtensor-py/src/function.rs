@@ -11,7 +11,11 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::convert::{self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned};
 use crate::errors::{ox_err, type_err, value_err};
-use crate::recycle::Recycler;
+use crate::recycle::{Kept, Recycler};
+use smallvec::SmallVec;
+
+/// Per output, the released array lent to the executor for this call, if any.
+type Lent = SmallVec<[Option<Kept>; 4]>;
 use crate::site::at_user_site;
 use crate::var::var_of;
 
@@ -392,49 +396,95 @@ impl PyFunction {
     }
 
     /// Runs the compiled function on `vals`, with the GIL released when the inputs are large
-    /// (or `detach`), and applies the updates.
+    /// (or `detach`), and applies the updates. Returns the outputs and, per output, the
+    /// released array whose buffer was lent to the executor (see [`Recycler::lend`]).
     #[inline]
-    fn execute(&self, py: Python<'_>, vals: Vec<Tensor>, detach: bool) -> PyResult<Vec<Tensor>> {
+    fn execute(
+        &self,
+        py: Python<'_>,
+        vals: Vec<Tensor>,
+        detach: bool,
+    ) -> PyResult<(Vec<Tensor>, Lent)> {
+        let lent: Lent = self.recyclers.iter().map(|r| r.lend(py)).collect();
+        let bufs: SmallVec<[Option<Tensor>; 4]> =
+            lent.iter().map(|k| k.as_ref().map(Kept::buffer)).collect();
+        let bufs = if bufs.iter().all(Option::is_none) {
+            &[][..]
+        } else {
+            &bufs[..]
+        };
         let elements: usize = vals.iter().map(Tensor::numel).sum();
+        let f = &self.f;
         let result = if detach || elements > DETACH_ELEMENTS {
-            let f = &self.f;
             let v = &vals;
-            let result = py.detach(move || f.call(v));
+            // SAFETY: each lent buffer is the storage of a released array that only its
+            // recycler (which took it out of its pool for this call) and the array's capsule
+            // hold, so nothing else reads or writes it until the call returns; every output
+            // has its own recycler, so no two buffers share storage.
+            let result = py.detach(move || unsafe { f.call_into(v.to_vec(), bufs) });
             // Release the inputs (with the GIL held, as they may hold arrays) before the
             // outputs are converted, so outputs that still share a buffer with them are seen
             // as shared (and copied) only when they really are.
             drop(vals);
             result
         } else {
-            // The executor drops the inputs as soon as it is done with them.
-            self.f.call_owned(vals)
+            // SAFETY: as above. The executor drops the inputs as soon as it is done with them.
+            unsafe { f.call_into(vals, bufs) }
         };
-        let outs = result.map_err(ox_err)?;
-        self.own_updated_values()?;
-        Ok(outs)
+        let outs = match result {
+            Ok(outs) => outs,
+            Err(e) => {
+                self.give_back(lent);
+                return Err(ox_err(e));
+            }
+        };
+        if let Err(e) = self.own_updated_values() {
+            self.give_back(lent);
+            return Err(e);
+        }
+        Ok((outs, lent))
     }
 
-    /// Output `i` as a NumPy array, in a released array it returned before when it can.
+    /// Returns arrays lent for a call that did not get to use them.
+    fn give_back(&self, lent: Lent) {
+        for (r, kept) in self.recyclers.iter().zip(lent) {
+            if let Some(kept) = kept {
+                r.give_back(kept);
+            }
+        }
+    }
+
+    /// Output `i` as a NumPy array, in a released array it returned before when it can
+    /// (`lent`, when the executor wrote the output into its buffer).
     #[inline]
-    fn output<'py>(&self, py: Python<'py>, i: usize, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+    fn output<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        t: Tensor,
+        lent: Option<Kept>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match self.recyclers.get(i) {
-            Some(r) => r.array(py, t),
+            Some(r) => r.array(py, t, lent),
             None => output_array(py, t),
         }
     }
 
     /// The outputs as NumPy arrays: the array of the single output, else a list.
     #[inline]
-    fn results(&self, py: Python<'_>, mut outs: Vec<Tensor>) -> PyResult<Py<PyAny>> {
+    fn results(&self, py: Python<'_>, mut outs: Vec<Tensor>, lent: Lent) -> PyResult<Py<PyAny>> {
+        let mut lent = lent.into_iter();
         if self.single {
             let t = outs
                 .pop()
                 .ok_or_else(|| value_err("internal error: the function returned no output"))?;
-            return Ok(self.output(py, 0, t)?.unbind());
+            let kept = lent.next().flatten();
+            return Ok(self.output(py, 0, t, kept)?.unbind());
         }
         let list = PyList::empty(py);
         for (i, t) in outs.into_iter().enumerate() {
-            list.append(self.output(py, i, t)?)?;
+            let kept = lent.next().flatten();
+            list.append(self.output(py, i, t, kept)?)?;
         }
         Ok(list.into_any().unbind())
     }
@@ -452,8 +502,8 @@ impl PyFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let vals = self.arguments(py, args, kwargs)?;
-        let outs = self.execute(py, vals, false)?;
-        self.results(py, outs)
+        let (outs, lent) = self.execute(py, vals, false)?;
+        self.results(py, outs, lent)
     }
 
     /// Runs the call path on positional `args` up to `stage` and returns `None` (a test and
@@ -469,9 +519,11 @@ impl PyFunction {
         if stage == 1 {
             return Ok(());
         }
-        let outs = self.execute(py, vals, stage == 4)?;
+        let (outs, lent) = self.execute(py, vals, stage == 4)?;
         if stage == 3 {
-            self.results(py, outs)?;
+            self.results(py, outs, lent)?;
+        } else {
+            self.give_back(lent);
         }
         Ok(())
     }

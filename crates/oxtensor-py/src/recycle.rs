@@ -10,6 +10,10 @@
 //! into it and it is returned again. Two arrays, because `y = f(x)` in a loop still holds the
 //! previous result while the next call runs.
 //!
+//! Better still, before a call each output lends such a released array's buffer to the executor
+//! ([`Recycler::lend`], `oxtensor::Function::call_into`): a kernel computing the output writes
+//! straight into it, and the array is returned without allocating or copying anything.
+//!
 //! Only outputs of at most [`REUSE_BYTES`] are remembered: for larger ones the copy would cost
 //! more than the allocation it saves, and a remembered array keeps its memory alive.
 
@@ -19,17 +23,25 @@ use numpy::npyffi::{
 use oxtensor_data::{Tensor, dispatch_dtype};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use crate::convert::{output_array, typenum_of};
+use crate::convert::{CAPSULE_NAME, output_array, typenum_of};
 
 /// The largest output (in bytes) whose arrays are reused.
 pub const REUSE_BYTES: usize = 4096;
 
-/// A remembered array: the array and the bytes its buffer holds.
-struct Kept {
+/// A remembered array and a tensor over its whole buffer (C-contiguous, the shape and dtype it
+/// was returned with; sharing the storage of the tensor its capsule owns).
+pub struct Kept {
     array: Py<PyAny>,
-    bytes: usize,
+    tensor: Tensor,
+}
+
+impl Kept {
+    /// The buffer, as the tensor lent to the executor.
+    pub fn buffer(&self) -> Tensor {
+        self.tensor.clone()
+    }
 }
 
 /// The arrays one output returned last (up to two), and which to replace next.
@@ -66,7 +78,8 @@ unsafe fn copy_into(t: &Tensor, dst: *mut u8) {
     });
 }
 
-/// Whether `array` (held by the pool) can take `t`'s values: see the module docs.
+/// Whether the kept array (held by the pool) can take values of `t`'s dtype and shape: see the
+/// module docs.
 fn reusable(py: Python<'_>, kept: &Kept, t: &Tensor) -> bool {
     let obj = kept.array.as_ptr();
     // SAFETY: `obj` is a live object (the pool holds a reference to it); reading its reference
@@ -92,13 +105,18 @@ fn reusable(py: Python<'_>, kept: &Kept, t: &Tensor) -> bool {
     };
     let wanted = NPY_ARRAY_WRITEABLE | NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED;
     let nd = f.nd as usize;
+    let foreign = if cfg!(target_endian = "little") {
+        b'>'
+    } else {
+        b'<'
+    };
     if f.flags & wanted != wanted
         || !f.weakreflist.is_null()
+        || f.data.cast::<u8>().cast_const() != kept.tensor.data_ptr()
         || typenum != typenum_of(t.dtype())
-        || byteorder == b'>' && cfg!(target_endian = "little")
-        || byteorder == b'<' && cfg!(target_endian = "big")
+        || byteorder == foreign
         || nd != t.ndim()
-        || t.numel() * t.dtype().size() > kept.bytes
+        || t.numel() * t.dtype().size() > kept.tensor.numel() * kept.tensor.dtype().size()
     {
         return false;
     }
@@ -123,10 +141,96 @@ fn reusable(py: Python<'_>, kept: &Kept, t: &Tensor) -> bool {
     true
 }
 
+/// A tensor sharing the buffer of an array made by `output_array` (its base is the capsule that
+/// owns the tensor), when that buffer is C-contiguous from the start of its owned storage.
+fn buffer_of(array: &Bound<'_, PyAny>) -> Option<Tensor> {
+    let obj = array.as_ptr();
+    // SAFETY: `array` was made by `output_array`, so it is an `ndarray` (NumPy's array struct
+    // layout); its base, when it is a capsule named `CAPSULE_NAME`, holds a boxed `Tensor`
+    // (see `convert::tensor_to_array`) that lives as long as the array, which we hold.
+    let t = unsafe {
+        let base = (*obj.cast::<npyffi::PyArrayObject>()).fields.base;
+        if base.is_null() || ffi::PyCapsule_CheckExact(base) == 0 {
+            return None;
+        }
+        let p = ffi::PyCapsule_GetPointer(base, CAPSULE_NAME.as_ptr());
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        (*p.cast::<Tensor>()).clone()
+    };
+    (t.is_contiguous() && t.offset() == 0 && t.storage().is_owned()).then_some(t)
+}
+
+impl Pool {
+    /// Remembers `kept` in a free place, or in place of the older array; returns what it
+    /// replaced (to be dropped after the lock: freeing an array may run arbitrary code).
+    fn put(&mut self, kept: Kept) -> Option<Kept> {
+        let i = match self.kept.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                let i = self.next;
+                self.next = 1 - i;
+                i
+            }
+        };
+        self.kept[i].replace(kept)
+    }
+}
+
 impl Recycler {
-    /// An array of `t`'s values: a remembered array nobody else holds any more, refilled, or a
-    /// fresh one (remembered in place of the older one).
-    pub fn array<'py>(&self, py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+    /// A released array whose buffer the executor may write this call's output into, taken out
+    /// of the pool until [`Recycler::array`] gets it back (so no other call lends it too).
+    pub fn lend(&self, py: Python<'_>) -> Option<Kept> {
+        let mut pool = self.0.try_lock().ok()?;
+        let i = pool
+            .kept
+            .iter()
+            .position(|k| k.as_ref().is_some_and(|k| reusable(py, k, &k.tensor)))?;
+        pool.kept[i].take()
+    }
+
+    /// Puts back an array [`Recycler::lend`] took out, unused.
+    pub fn give_back(&self, kept: Kept) {
+        let old = match self.0.try_lock() {
+            Ok(mut pool) => pool.put(kept),
+            Err(_) => Some(kept),
+        };
+        drop(old);
+    }
+
+    /// An array of `t`'s values: the lent array when the executor wrote `t` into its buffer,
+    /// else a remembered array nobody else holds any more, refilled, or a fresh one
+    /// (remembered in place of the older one).
+    pub fn array<'py>(
+        &self,
+        py: Python<'py>,
+        t: Tensor,
+        lent: Option<Kept>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(kept) = lent {
+            if Arc::ptr_eq(t.storage(), kept.tensor.storage()) {
+                // The executor wrote this output into the lent buffer. Its handles: `t`, the
+                // kept tensor and the array's capsule. Any other (a second output, an update
+                // stored in a shared variable) still reads it: the array is then forgotten
+                // (never lent or refilled again) and the caller gets a copy.
+                let alone = Arc::strong_count(t.storage()) == 3
+                    && t.data_ptr() == kept.tensor.data_ptr()
+                    && t.dtype() == kept.tensor.dtype()
+                    && t.shape() == kept.tensor.shape()
+                    && t.is_contiguous();
+                if !alone {
+                    drop(kept);
+                    return output_array(py, t);
+                }
+                drop(t);
+                let array = kept.array.bind(py).clone();
+                self.give_back(kept);
+                return Ok(array);
+            }
+            self.give_back(kept);
+        }
         let bytes = t.numel() * t.dtype().size();
         if bytes > REUSE_BYTES {
             return output_array(py, t);
@@ -136,28 +240,23 @@ impl Recycler {
             return output_array(py, t);
         };
         for kept in pool.kept.iter().flatten() {
-            if reusable(py, kept, &t) {
-                let obj = kept.array.as_ptr();
+            if !Arc::ptr_eq(kept.tensor.storage(), t.storage()) && reusable(py, kept, &t) {
                 // SAFETY: `reusable` found the array held by the pool alone (so nothing reads
-                // its memory meanwhile), C-contiguous with `t`'s shape and dtype and its buffer
-                // (`kept.bytes`, made for it by `output_array`) large enough; the buffer is the
-                // array's own (a capsule-held tensor's storage), never `t`'s.
-                unsafe {
-                    let data = (*obj.cast::<npyffi::PyArrayObject>()).fields.data;
-                    copy_into(&t, data.cast::<u8>());
-                }
+                // its memory meanwhile), C-contiguous with `t`'s shape and dtype, over the
+                // kept tensor's buffer, which is large enough; that buffer is the array's own
+                // (a capsule-held tensor's storage), not `t`'s (checked just before).
+                unsafe { copy_into(&t, kept.tensor.data_ptr().cast_mut()) };
                 return Ok(kept.array.bind(py).clone());
             }
         }
         let array = output_array(py, t)?;
-        let i = pool.next;
-        pool.next = 1 - i;
-        let old = pool.kept[i].replace(Kept {
-            array: array.clone().unbind(),
-            bytes,
+        let old = buffer_of(&array).and_then(|tensor| {
+            pool.put(Kept {
+                array: array.clone().unbind(),
+                tensor,
+            })
         });
         drop(pool);
-        // Released after the lock: freeing an array may run arbitrary code.
         drop(old);
         Ok(array)
     }
