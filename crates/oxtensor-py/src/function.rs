@@ -15,7 +15,7 @@ use crate::recycle::{Kept, Recycler};
 use smallvec::SmallVec;
 
 /// Per output, the released array lent to the executor for this call, if any.
-type Lent = SmallVec<[Option<Kept>; 4]>;
+type Lent = SmallVec<[Option<Kept>; 1]>;
 use crate::site::at_user_site;
 use crate::var::var_of;
 
@@ -405,9 +405,13 @@ impl PyFunction {
         vals: Vec<Tensor>,
         detach: bool,
     ) -> PyResult<(Vec<Tensor>, Lent)> {
-        let lent: Lent = self.recyclers.iter().map(|r| r.lend(py)).collect();
-        let bufs: SmallVec<[Option<Tensor>; 4]> =
-            lent.iter().map(|k| k.as_ref().map(Kept::buffer)).collect();
+        let mut lent = Lent::new();
+        let mut bufs: SmallVec<[Option<Tensor>; 1]> = SmallVec::new();
+        for r in &self.recyclers {
+            let kept = r.lend(py);
+            bufs.push(kept.as_ref().map(Kept::buffer));
+            lent.push(kept);
+        }
         let bufs = if bufs.iter().all(Option::is_none) {
             &[][..]
         } else {

@@ -23,6 +23,7 @@ use numpy::npyffi::{
 use oxtensor_data::{Tensor, dispatch_dtype};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::convert::{CAPSULE_NAME, output_array, typenum_of};
@@ -51,9 +52,17 @@ struct Pool {
     next: usize,
 }
 
+/// Loans in a row that came back unused (the backend does not write this output into a lent
+/// buffer, e.g. an output that is an input) after which an output stops lending.
+const GIVE_UP_LENDING: usize = 4;
+
 /// Output arrays of one function output, for reuse once released (see the module docs).
 #[derive(Default)]
-pub struct Recycler(Mutex<Pool>);
+pub struct Recycler {
+    pool: Mutex<Pool>,
+    /// Loans in a row that came back unused.
+    misses: AtomicUsize,
+}
 
 /// `t`'s elements in C order into `dst`, which has room for them.
 ///
@@ -183,7 +192,10 @@ impl Recycler {
     /// A released array whose buffer the executor may write this call's output into, taken out
     /// of the pool until [`Recycler::array`] gets it back (so no other call lends it too).
     pub fn lend(&self, py: Python<'_>) -> Option<Kept> {
-        let mut pool = self.0.try_lock().ok()?;
+        if self.misses.load(Ordering::Relaxed) >= GIVE_UP_LENDING {
+            return None;
+        }
+        let mut pool = self.pool.try_lock().ok()?;
         let i = pool
             .kept
             .iter()
@@ -193,7 +205,7 @@ impl Recycler {
 
     /// Puts back an array [`Recycler::lend`] took out, unused.
     pub fn give_back(&self, kept: Kept) {
-        let old = match self.0.try_lock() {
+        let old = match self.pool.try_lock() {
             Ok(mut pool) => pool.put(kept),
             Err(_) => Some(kept),
         };
@@ -225,10 +237,12 @@ impl Recycler {
                     return output_array(py, t);
                 }
                 drop(t);
+                self.misses.store(0, Ordering::Relaxed);
                 let array = kept.array.bind(py).clone();
                 self.give_back(kept);
                 return Ok(array);
             }
+            self.misses.fetch_add(1, Ordering::Relaxed);
             self.give_back(kept);
         }
         let bytes = t.numel() * t.dtype().size();
@@ -236,7 +250,7 @@ impl Recycler {
             return output_array(py, t);
         }
         // A call on another thread holding the pool just makes a fresh array.
-        let Ok(mut pool) = self.0.try_lock() else {
+        let Ok(mut pool) = self.pool.try_lock() else {
             return output_array(py, t);
         };
         for kept in pool.kept.iter().flatten() {
