@@ -291,3 +291,18 @@ def test_an_output_that_is_also_an_update_never_aliases_the_shared_variable():
     s.set_value(np.zeros(3))
     r = f(np.ones(3))
     assert np.array_equal(s.get_value(), [2.0] * 3)
+
+
+def test_outputs_the_executor_never_writes_are_still_refilled():
+    # The output is the input: no kernel computes it, so loans stop and a copy refills the array.
+    x = pt.dvector("x")
+    f = function([x], x)
+    a = f(np.ones(3))
+    address = a.ctypes.data
+    del a
+    for v in range(10):
+        xv = np.full(3, float(v))
+        r = f(xv)
+        assert np.array_equal(r, xv) and r.ctypes.data == address
+        assert not np.shares_memory(r, xv)
+        del r
