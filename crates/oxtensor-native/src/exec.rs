@@ -192,6 +192,9 @@ fn out_ptr(t: &mut Tensor) -> Option<*mut c_void> {
     dispatch_dtype!(t.dtype(), T => t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<c_void>()))
 }
 
+/// Element pointers of a kernel call's operands, inline (no allocation per call).
+type Ptrs<T> = SmallVec<[T; 8]>;
+
 /// Contiguous outputs — output 0 in `donor`'s buffer when given (see [`Call::donor`]), the
 /// others fresh — with their element pointers, or `None` when they cannot be allocated (the
 /// interpreter then reports it).
@@ -199,15 +202,17 @@ fn alloc(
     node: &Node,
     shape: &[usize],
     donor: Option<&Tensor>,
-) -> Option<(Vec<Tensor>, Vec<*mut c_void>)> {
+) -> Option<(Vec<Tensor>, Ptrs<*mut c_void>)> {
     let mut outs = Vec::with_capacity(node.types().len());
-    let mut ptrs = Vec::with_capacity(node.types().len());
+    let mut ptrs = Ptrs::new();
     for (i, t) in node.types().iter().enumerate() {
         match donor.filter(|d| i == 0 && d.dtype() == t.dtype) {
             Some(d) => {
                 // Writing through this pointer is sound: the plan hands a donor only when
                 // nothing outside this call uses its owned storage (its only other handle, if
-                // any, is a consumed shared variable's, locked by the caller), and no Rust
+                // any, is a consumed shared variable's, locked by the caller), or a caller-lent
+                // output buffer that nothing else reads or writes during the call
+                // (`Call::out`); callers checked it is C-contiguous with this shape and no Rust
                 // reference to its elements exists while the kernel runs.
                 ptrs.push(d.data_ptr().cast_mut().cast::<c_void>());
                 outs.push(d.clone());
@@ -220,6 +225,19 @@ fn alloc(
         }
     }
     Some((outs, ptrs))
+}
+
+/// The caller-lent output buffer ([`Call::out`]) when it can hold an output of `shape`:
+/// C-contiguous from the start of its owned storage, with exactly that shape (the dtype is
+/// checked by [`alloc`]).
+fn lent<'a>(out: Option<&'a Tensor>, shape: &[usize]) -> Option<&'a Tensor> {
+    out.filter(|t| {
+        t.shape() == shape
+            && t.is_contiguous()
+            && t.offset() == 0
+            && t.storage().is_owned()
+            && t.numel() * t.dtype().size() <= t.storage().len()
+    })
 }
 
 /// The cost of one element of an elementwise node (or of a fused reduction's program), in
@@ -313,7 +331,7 @@ impl NativeExecutable {
         (f, cost, last): (ElemFn, usize, &LastLayout<ElemLayout>),
         node: &Node,
         args: &[&Tensor],
-        donor: Option<usize>,
+        (donor, out): (Option<usize>, Option<&Tensor>),
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let kept = last.get(args, || {
             let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
@@ -332,13 +350,15 @@ impl NativeExecutable {
         if !args.iter().all(|t| in_bounds(t)) {
             return eval_node(node, args);
         }
-        let donor = donor
-            .map(|k| args[k])
-            .filter(|t| t.shape() == shape.as_slice());
+        let donor = lent(out, shape).or_else(|| {
+            donor
+                .map(|k| args[k])
+                .filter(|t| t.shape() == shape.as_slice())
+        });
         let Some((outs, out_ptrs)) = alloc(node, shape, donor) else {
             return eval_node(node, args);
         };
-        let inputs: Vec<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
+        let inputs: Ptrs<*const c_void> = args.iter().map(|t| t.data_ptr().cast()).collect();
         let call = Shared((walk, inputs, out_ptrs));
         let status = self.split(*numel, cost, |start, end| {
             let (walk, inputs, outs) = call.get();
@@ -404,6 +424,7 @@ impl NativeExecutable {
         last: &LastLayout<ReduceLayout>,
         node: &Node,
         args: &[&Tensor],
+        out: Option<&Tensor>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let fallback = || eval_node(node, args);
         let op = match node.op() {
@@ -425,13 +446,13 @@ impl NativeExecutable {
         if !operands.iter().all(|t| in_bounds(t)) {
             return fallback();
         }
-        let Some((outs, out_ptrs)) = alloc(node, out_shape, None) else {
+        let Some((outs, out_ptrs)) = alloc(node, out_shape, lent(out, out_shape)) else {
             return fallback();
         };
         let Some(&out) = out_ptrs.first() else {
             return fallback();
         };
-        let inputs: Vec<*const c_void> = operands
+        let inputs: Ptrs<*const c_void> = operands
             .iter()
             .zip(&rw.base)
             .map(|(t, &b)| {
@@ -584,6 +605,7 @@ impl NativeExecutable {
             node,
             args,
             donor,
+            out,
         } = call;
         let kernel = self.kernels.get(index).unwrap_or(&Kernel::Interp);
         // Every node with a kernel runs it, however small its arrays: the layout is kept
@@ -593,14 +615,16 @@ impl NativeExecutable {
                 Some(result) => result,
                 None => eval_node(node, args),
             },
-            Kernel::Elemwise(f, cost, last) => self.elemwise((*f, *cost, last), node, args, donor),
+            Kernel::Elemwise(f, cost, last) => {
+                self.elemwise((*f, *cost, last), node, args, (donor, out))
+            }
             Kernel::Reduce {
                 f,
                 axes,
                 fused,
                 cost,
                 last,
-            } => self.reduce((*f, axes, *fused, *cost), last, node, args),
+            } => self.reduce((*f, axes, *fused, *cost), last, node, args, out),
             Kernel::Loop(_) | Kernel::Staged(..) => {
                 let looped = match (kernel, node.op()) {
                     (Kernel::Loop(f), Some(Op::Scan(s))) => crate::recurrence::run(*f, s, args),
@@ -629,6 +653,15 @@ impl Executable for NativeExecutable {
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         self.plan.execute(values, times, |call| self.step(call))
+    }
+
+    fn run_into(
+        &self,
+        values: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        self.plan
+            .execute_into(values, None, outs, |call| self.step(call))
     }
 
     fn schedule(&self) -> Vec<Arc<Node>> {

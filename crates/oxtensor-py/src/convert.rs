@@ -263,7 +263,8 @@ pub fn owned(t: Tensor) -> PyResult<Tensor> {
     }
 }
 
-const CAPSULE_NAME: &CStr = c"oxtensor.Tensor";
+/// The name of the capsules that own the tensors behind the arrays we return.
+pub(crate) const CAPSULE_NAME: &CStr = c"oxtensor.Tensor";
 
 unsafe extern "C" fn drop_tensor_capsule(capsule: *mut ffi::PyObject) {
     // SAFETY: called by Python exactly once when the capsule dies; its pointer was made by

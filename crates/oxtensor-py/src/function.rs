@@ -8,10 +8,14 @@ use oxtensor_graph::Op;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use smallvec::SmallVec;
 
 use crate::convert::{self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned};
 use crate::errors::{ox_err, type_err, value_err};
+use crate::recycle::{Kept, Recycler};
+use smallvec::SmallVec;
+
+/// Per output, the released array lent to the executor for this call, if any.
+type Lent = SmallVec<[Option<Kept>; 1]>;
 use crate::site::at_user_site;
 use crate::var::var_of;
 
@@ -54,6 +58,8 @@ pub struct PyFunction {
     /// How `oxtensor.function` was called (set once by it): what pickling, `copy` and
     /// `oxtensor.save` rebuild the function from (`oxtensor.compile.pickling`).
     recipe: std::sync::OnceLock<Py<PyAny>>,
+    /// Per output, the small arrays it returned, reused once the caller lets go of them.
+    recyclers: Vec<Recycler>,
 }
 
 fn vars_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Var>> {
@@ -220,7 +226,9 @@ fn compile(
     }
     let must_copy = inputs_reaching_updates(&f);
     let update_targets = ups.iter().map(|(t, _)| t.clone()).collect();
+    let recyclers = (0..f.n_outputs()).map(|_| Recycler::default()).collect();
     Ok(PyFunction {
+        recyclers,
         update_targets,
         single,
         n_inputs: ins.len(),
@@ -295,7 +303,7 @@ impl PyFunction {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
-        vals: &mut SmallVec<[Tensor; 4]>,
+        vals: &mut Vec<Tensor>,
     ) -> PyResult<()> {
         let n = self.n_inputs;
         if args.len() > n {
@@ -367,6 +375,123 @@ impl PyFunction {
         }
         Ok(())
     }
+
+    /// The call's arguments as tensors, in input order.
+    #[inline]
+    fn arguments(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<Tensor>> {
+        let mut vals = Vec::with_capacity(self.n_inputs);
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
+            for (i, a) in args.iter_borrowed().enumerate() {
+                vals.push(self.arg(py, i, &a)?);
+            }
+        } else {
+            self.bind(py, args, kwargs, &mut vals)?;
+        }
+        Ok(vals)
+    }
+
+    /// Runs the compiled function on `vals`, with the GIL released when the inputs are large
+    /// (or `detach`), and applies the updates. Returns the outputs and, per output, the
+    /// released array whose buffer was lent to the executor (see [`Recycler::lend`]).
+    #[inline]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        vals: Vec<Tensor>,
+        detach: bool,
+    ) -> PyResult<(Vec<Tensor>, Lent)> {
+        let mut lent = Lent::new();
+        let mut bufs: SmallVec<[Option<Tensor>; 1]> = SmallVec::new();
+        for r in &self.recyclers {
+            let kept = r.lend(py);
+            bufs.push(kept.as_ref().map(Kept::buffer));
+            lent.push(kept);
+        }
+        let bufs = if bufs.iter().all(Option::is_none) {
+            &[][..]
+        } else {
+            &bufs[..]
+        };
+        let elements: usize = vals.iter().map(Tensor::numel).sum();
+        let f = &self.f;
+        let result = if detach || elements > DETACH_ELEMENTS {
+            let v = &vals;
+            // SAFETY: each lent buffer is the storage of a released array that only its
+            // recycler (which took it out of its pool for this call) and the array's capsule
+            // hold, so nothing else reads or writes it until the call returns; every output
+            // has its own recycler, so no two buffers share storage.
+            let result = py.detach(move || unsafe { f.call_into(v.to_vec(), bufs) });
+            // Release the inputs (with the GIL held, as they may hold arrays) before the
+            // outputs are converted, so outputs that still share a buffer with them are seen
+            // as shared (and copied) only when they really are.
+            drop(vals);
+            result
+        } else {
+            // SAFETY: as above. The executor drops the inputs as soon as it is done with them.
+            unsafe { f.call_into(vals, bufs) }
+        };
+        let outs = match result {
+            Ok(outs) => outs,
+            Err(e) => {
+                self.give_back(lent);
+                return Err(ox_err(e));
+            }
+        };
+        if let Err(e) = self.own_updated_values() {
+            self.give_back(lent);
+            return Err(e);
+        }
+        Ok((outs, lent))
+    }
+
+    /// Returns arrays lent for a call that did not get to use them.
+    fn give_back(&self, lent: Lent) {
+        for (r, kept) in self.recyclers.iter().zip(lent) {
+            if let Some(kept) = kept {
+                r.give_back(kept);
+            }
+        }
+    }
+
+    /// Output `i` as a NumPy array, in a released array it returned before when it can
+    /// (`lent`, when the executor wrote the output into its buffer).
+    #[inline]
+    fn output<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        t: Tensor,
+        lent: Option<Kept>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.recyclers.get(i) {
+            Some(r) => r.array(py, t, lent),
+            None => output_array(py, t),
+        }
+    }
+
+    /// The outputs as NumPy arrays: the array of the single output, else a list.
+    #[inline]
+    fn results(&self, py: Python<'_>, mut outs: Vec<Tensor>, lent: Lent) -> PyResult<Py<PyAny>> {
+        let mut lent = lent.into_iter();
+        if self.single {
+            let t = outs
+                .pop()
+                .ok_or_else(|| value_err("internal error: the function returned no output"))?;
+            let kept = lent.next().flatten();
+            return Ok(self.output(py, 0, t, kept)?.unbind());
+        }
+        let list = PyList::empty(py);
+        for (i, t) in outs.into_iter().enumerate() {
+            let kept = lent.next().flatten();
+            list.append(self.output(py, i, t, kept)?)?;
+        }
+        Ok(list.into_any().unbind())
+    }
 }
 
 #[pymethods]
@@ -380,38 +505,31 @@ impl PyFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let mut vals: SmallVec<[Tensor; 4]> = SmallVec::new();
-        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
-            for (i, a) in args.iter_borrowed().enumerate() {
-                vals.push(self.arg(py, i, &a)?);
-            }
+        let vals = self.arguments(py, args, kwargs)?;
+        let (outs, lent) = self.execute(py, vals, false)?;
+        self.results(py, outs, lent)
+    }
+
+    /// Runs the call path on positional `args` up to `stage` and returns `None` (a test and
+    /// benchmark hook, `bench/call_overhead.py`): 0 returns at once, 1 converts the arguments,
+    /// 2 also runs the executor, 3 also makes the output arrays, 4 is 2 with the GIL released
+    /// around the executor.
+    #[pyo3(signature = (stage, *args))]
+    fn _call_stages(&self, py: Python<'_>, stage: u8, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if stage == 0 {
+            return Ok(());
+        }
+        let vals = self.arguments(py, args, None)?;
+        if stage == 1 {
+            return Ok(());
+        }
+        let (outs, lent) = self.execute(py, vals, stage == 4)?;
+        if stage == 3 {
+            self.results(py, outs, lent)?;
         } else {
-            self.bind(py, args, kwargs, &mut vals)?;
+            self.give_back(lent);
         }
-        let elements: usize = vals.iter().map(Tensor::numel).sum();
-        let result = if elements > DETACH_ELEMENTS {
-            let f = &self.f;
-            let v = &vals;
-            py.detach(move || f.call(v))
-        } else {
-            self.f.call(&vals)
-        };
-        // Release the inputs first, so outputs that still share a buffer with them are seen
-        // as shared (and copied) only when they really are.
-        drop(vals);
-        let mut outs = result.map_err(ox_err)?;
-        self.own_updated_values()?;
-        if self.single {
-            let t = outs
-                .pop()
-                .ok_or_else(|| value_err("internal error: the function returned no output"))?;
-            return Ok(output_array(py, t)?.unbind());
-        }
-        let list = PyList::empty(py);
-        for t in outs {
-            list.append(output_array(py, t)?)?;
-        }
-        Ok(list.into_any().unbind())
+        Ok(())
     }
 
     /// The timings (`ProfileStats`) when compiled with `profile=True`, else `None`.

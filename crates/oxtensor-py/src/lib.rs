@@ -10,6 +10,7 @@
 //! * [`function`]: the compiled `Function` and its hot call path.
 //! * [`convert`]: NumPy arrays in (zero-copy when the layout allows) and out (owning the Rust
 //!   buffer without a copy).
+//! * [`recycle`]: small output arrays reused once the caller has let go of them.
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
@@ -30,6 +31,7 @@ pub mod linalg;
 pub mod operand;
 pub mod profile;
 pub mod random;
+pub mod recycle;
 pub mod scan;
 pub mod serial;
 pub mod site;

@@ -37,6 +37,19 @@ pub trait Executable: Send + Sync {
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError>;
 
+    /// [`Executable::run`], offering `outs[j]` (when given) as the buffer of graph output `j`
+    /// (see [`Plan::execute_into`](crate::Plan::execute_into), whose guarantees the caller
+    /// gives): a backend that writes an output there returns a tensor sharing that storage. The
+    /// default ignores the buffers.
+    fn run_into(
+        &self,
+        values: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let _ = outs;
+        self.run(values)
+    }
+
     /// The nodes in the order they run, as [`Executable::run`] times them.
     fn schedule(&self) -> Vec<Arc<Node>>;
 }

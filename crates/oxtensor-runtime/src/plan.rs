@@ -8,7 +8,7 @@
 use oxtensor_data::Tensor;
 use oxtensor_graph::{FunctionGraph, Node, NodeKind, Op, Var};
 use rustc_hash::FxHashMap;
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,9 @@ struct Step {
     /// consumed shared variable (this call's value and the variable's own, locked by the caller
     /// until the update replaces it).
     donors: Vec<(usize, usize)>,
+    /// The first graph output that is this node's output 0, if any: its caller-lent buffer
+    /// ([`Call::out`]) is offered to the node.
+    output_of: Option<usize>,
 }
 
 /// A schedule with slot assignment, liveness and in-place decisions, shared by backends that
@@ -53,7 +56,9 @@ pub struct Plan {
     /// extent other than the one it was compiled for.
     inputs: Vec<Var>,
     constants: Vec<(usize, Tensor)>,
-    outputs: Vec<usize>,
+    /// The graph outputs' slots, each with whether it is that slot's last mention in the
+    /// list (its value is then moved out rather than cloned).
+    outputs: Vec<(usize, bool)>,
 }
 
 /// One node's evaluation request, handed by [`Plan::execute`] to the backend.
@@ -70,6 +75,12 @@ pub struct Call<'a> {
     /// shared variable's, which the caller holds locked). A backend that writes into it returns a
     /// clone of that tensor as output 0; one that ignores it simply allocates.
     pub donor: Option<usize>,
+    /// A buffer the caller lends for output 0, when output 0 is a graph output
+    /// ([`Plan::execute_into`]): owned storage nobody else reads or writes during the call,
+    /// of the shape, dtype and layout the caller last saw (a backend checks that they fit,
+    /// C-contiguous with output 0's shape and dtype, before writing into it). A backend that
+    /// writes into it returns a clone of that tensor as output 0; one that ignores it allocates.
+    pub out: Option<&'a Tensor>,
 }
 
 impl Plan {
@@ -99,6 +110,7 @@ impl Plan {
                 outputs,
                 free_after: Vec::new(),
                 donors: Vec::new(),
+                output_of: None,
             });
         }
         let outputs: Vec<usize> = graph.outputs().iter().map(|v| slots.slot(v)).collect();
@@ -148,6 +160,17 @@ impl Plan {
                 }
             }
         }
+        for step in &mut steps {
+            step.output_of = step
+                .outputs
+                .first()
+                .and_then(|s| outputs.iter().position(|o| o == s));
+        }
+        let outputs = outputs
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, !outputs[i + 1..].contains(&s)))
+            .collect();
         Plan {
             steps,
             n_slots,
@@ -169,7 +192,21 @@ impl Plan {
     pub fn execute(
         &self,
         values: Vec<Tensor>,
+        times: Option<&mut [Duration]>,
+        eval: impl FnMut(Call<'_>) -> Result<Vec<Tensor>, RuntimeError>,
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        self.execute_into(values, times, &[], eval)
+    }
+
+    /// [`Plan::execute`], offering `outs[j]` (when given) to the node computing graph output
+    /// `j` as the buffer of its output 0 ([`Call::out`]). The caller guarantees that each
+    /// given buffer is owned storage that nothing else reads or writes until the call returns,
+    /// and that no two of them share storage.
+    pub fn execute_into(
+        &self,
+        values: Vec<Tensor>,
         mut times: Option<&mut [Duration]>,
+        outs: &[Option<Tensor>],
         mut eval: impl FnMut(Call<'_>) -> Result<Vec<Tensor>, RuntimeError>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
         if values.len() != self.inputs.len() {
@@ -186,35 +223,40 @@ impl Plan {
                 });
             }
         }
-        let mut slots: SmallVec<[Option<Tensor>; 16]> = smallvec![None; self.n_slots];
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = Some(v);
-        }
+        // Filled in place: building the (large) inline array elsewhere and moving it here
+        // would copy all of it on every call.
+        let mut slots: SmallVec<[Option<Tensor>; 16]> = SmallVec::new();
+        slots.extend(values.into_iter().map(Some));
+        slots.resize_with(self.n_slots, || None);
         for (s, c) in &self.constants {
             slots[*s] = Some(c.clone());
         }
         for (index, step) in self.steps.iter().enumerate() {
             let started = times.as_ref().map(|_| Instant::now());
             let outs = {
-                let args: SmallVec<[&Tensor; 4]> = step
-                    .inputs
-                    .iter()
-                    .map(|&s| {
-                        slots[s].as_ref().ok_or_else(|| {
-                            RuntimeError::Unsupported(format!("slot {s} read before written"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
+                let mut args: SmallVec<[&Tensor; 4]> = SmallVec::new();
+                for &s in &step.inputs {
+                    match &slots[s] {
+                        Some(t) => args.push(t),
+                        None => return Err(unwritten(s)),
+                    }
+                }
                 let donor = step
                     .donors
                     .iter()
                     .find(|&&(k, handles)| donatable(&args, k, handles))
                     .map(|&(k, _)| k);
+                let out = step
+                    .output_of
+                    .and_then(|j| outs.get(j))
+                    .and_then(Option::as_ref)
+                    .filter(|t| t.storage().is_owned());
                 eval(Call {
                     index,
                     node: &step.node,
                     args: &args,
                     donor,
+                    out,
                 })?
             };
             for (&s, t) in step.outputs.iter().zip(outs) {
@@ -229,15 +271,23 @@ impl Plan {
                 *t += started.elapsed();
             }
         }
-        self.outputs
-            .iter()
-            .map(|&s| {
-                slots[s].clone().ok_or_else(|| {
-                    RuntimeError::Unsupported(format!("output slot {s} never written"))
-                })
-            })
-            .collect()
+        let mut outs = Vec::with_capacity(self.outputs.len());
+        for &(s, last) in &self.outputs {
+            let value = if last {
+                slots[s].take()
+            } else {
+                slots[s].clone()
+            };
+            outs.push(value.ok_or_else(|| unwritten(s))?);
+        }
+        Ok(outs)
     }
+}
+
+/// The error for a slot read before any step wrote it (a planning bug, never a user's).
+#[cold]
+fn unwritten(slot: usize) -> RuntimeError {
+    RuntimeError::Unsupported(format!("slot {slot} read before written"))
 }
 
 /// Whether `args[k]` can be overwritten by the elementwise result of `args`: its storage has no

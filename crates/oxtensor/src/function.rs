@@ -340,12 +340,37 @@ impl Clone for Function {
 impl Function {
     /// Calls with positional arguments; returns the outputs.
     pub fn call(&self, args: &[Tensor]) -> Result<Vec<Tensor>, Error> {
+        self.call_owned(args.to_vec())
+    }
+
+    /// [`Function::call`] taking the arguments by value: what a caller that builds the
+    /// argument list for this call alone uses, saving a copy of it (the per-call path of the
+    /// Python binding). The arguments are dropped as soon as the executor is done with them.
+    pub fn call_owned(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>, Error> {
+        // SAFETY: no buffer is lent.
+        unsafe { self.call_into(args, &[]) }
+    }
+
+    /// [`Function::call_owned`], offering `outs[j]` (when given) as the buffer output `j` may
+    /// be written into: an output computed there is returned as a tensor sharing that storage
+    /// (a backend may ignore the offer and allocate). What the Python binding uses to refill
+    /// the arrays it returned on earlier calls.
+    ///
+    /// # Safety
+    /// Each given buffer must be owned storage that nothing else reads or writes until this call
+    /// returns (no other tensor the caller can reach, no argument, no shared variable), and no
+    /// two may share storage.
+    pub unsafe fn call_into(
+        &self,
+        args: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, Error> {
         let Some(profile) = &self.inner.profile else {
-            return self.call_checked(args, None);
+            return self.call_checked(args, outs, None);
         };
         let started = Instant::now();
         let mut times = profile.buffer();
-        let result = self.call_checked(args, Some(&mut times));
+        let result = self.call_checked(args, &[], Some(&mut times));
         if result.is_ok() {
             profile.record(started.elapsed(), &times);
         }
@@ -354,7 +379,8 @@ impl Function {
 
     fn call_checked(
         &self,
-        args: &[Tensor],
+        args: Vec<Tensor>,
+        outs: &[Option<Tensor>],
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, Error> {
         let inputs = self.inner.graph.inputs();
@@ -372,14 +398,14 @@ impl Function {
                 .all(|(a, ty)| ty.accepts(a.dtype(), a.shape()))
         };
         if self.trust_input.load(Ordering::Relaxed) || fit() {
-            return self.run(args.to_vec(), times);
+            return self.run(args, outs, times);
         }
         let checked = args
             .iter()
             .enumerate()
             .map(|(i, a)| self.check_arg(i, a))
             .collect::<Result<Vec<_>, _>>()?;
-        self.run(checked, times)
+        self.run(checked, outs, times)
     }
 
     /// Calls with positional arguments followed by arguments named after their inputs.
@@ -428,7 +454,7 @@ impl Function {
             )));
         }
         let args: Vec<Tensor> = slots.into_iter().flatten().collect();
-        self.call(&args)
+        self.call_owned(args)
     }
 
     fn name_part(&self) -> String {
@@ -480,10 +506,14 @@ impl Function {
     fn run(
         &self,
         mut values: Vec<Tensor>,
+        lent: &[Option<Tensor>],
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, Error> {
         let mut guards = self.inner.locks.acquire(&mut values)?;
-        let mut outs = self.inner.exec.run_timed(values, times)?;
+        let mut outs = match times {
+            None if !lent.is_empty() => self.inner.exec.run_into(values, lent)?,
+            times => self.inner.exec.run_timed(values, times)?,
+        };
         let updates = outs.split_off(self.inner.n_outputs);
         for (target, value) in self.inner.update_targets.iter().zip(&updates) {
             check_value(target, value)?;

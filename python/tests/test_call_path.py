@@ -1,0 +1,308 @@
+"""The per-call path of a compiled function: reused output arrays and the checks it keeps.
+
+A function remembers the small arrays it returned and refills one on a later call once the caller
+has let go of it (``crates/oxtensor-py/src/recycle.rs``). These tests pin down that an array the
+caller can still reach — directly, through a view, a memoryview, a weak reference, or another
+output of the same call — is never overwritten, that reuse really happens when it is safe, and
+that the fast path still refuses bad arguments with messages naming the input.
+"""
+
+import gc
+import threading
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+import oxtensor
+import oxtensor.tensor as pt
+from oxtensor import function
+
+
+def sumsq():
+    x = pt.dvector("x")
+    return function([x], pt.sum(x**2)), x
+
+
+def test_a_released_result_is_refilled_with_the_new_values():
+    f, _ = sumsq()
+    a = f(np.array([1.0, 2.0]))
+    assert a == 5.0
+    address = a.ctypes.data
+    del a
+    b = f(np.array([3.0]))
+    # The released array came back, holding the new value; a fresh, writable 0-d float64 array.
+    assert b.ctypes.data == address
+    assert b == 9.0 and b.shape == () and b.dtype == np.float64 and b.flags.writeable
+    b[()] = 1.0  # the caller owns it
+    assert f(np.array([2.0])) == 4.0
+
+
+def test_results_the_caller_holds_are_never_overwritten():
+    f, _ = sumsq()
+    held = [f(np.array([float(i)])) for i in range(6)]
+    assert [float(h) for h in held] == [float(i * i) for i in range(6)]
+    for _ in range(5):
+        f(np.array([7.0]))
+    assert [float(h) for h in held] == [float(i * i) for i in range(6)]
+    assert len({h.ctypes.data for h in held}) == len(held)
+
+
+def test_the_loop_idiom_alternates_between_two_arrays():
+    f, _ = sumsq()
+    y = f(np.array([1.0]))
+    addresses = set()
+    for i in range(2, 8):
+        prev = y
+        y = f(np.array([float(i)]))
+        assert y == i * i and prev == (i - 1) ** 2
+        addresses.add(y.ctypes.data)
+        del prev
+    assert len(addresses) == 2
+
+
+@pytest.mark.parametrize("keep", ["view", "memoryview", "weakref", "copy"])
+def test_an_array_reachable_otherwise_is_not_reused(keep):
+    x = pt.dvector("x")
+    f = function([x], x * 2)
+    a = f(np.array([1.0, 2.0, 3.0]))
+    if keep == "view":
+        other = a[1:]
+    elif keep == "memoryview":
+        other = memoryview(a)
+    elif keep == "weakref":
+        other = weakref.ref(a)
+    else:
+        other = a.copy()
+    address = a.ctypes.data
+    del a
+    gc.collect()
+    for v in (10.0, 20.0, 30.0):
+        r = f(np.array([v, v, v]))
+        assert np.array_equal(r, [2 * v] * 3)
+        if keep in ("view", "memoryview", "weakref"):
+            assert r.ctypes.data != address
+        del r
+    if keep == "view":
+        assert np.array_equal(other, [4.0, 6.0])
+    elif keep == "memoryview":
+        assert list(other.cast("B").cast("d")) == [2.0, 4.0, 6.0]
+    elif keep == "weakref":
+        assert np.array_equal(other(), [2.0, 4.0, 6.0])
+    else:
+        assert np.array_equal(other, [2.0, 4.0, 6.0])
+
+
+def test_a_changed_array_is_not_refilled():
+    x = pt.dvector("x")
+    f = function([x], x + 1)
+    a = f(np.zeros(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy may deprecate setting these attributes
+        a.shape = (2, 2)
+    del a
+    b = f(np.zeros(4))
+    assert b.shape == (4,) and np.array_equal(b, np.ones(4))
+    b.flags.writeable = False
+    del b
+    c = f(np.zeros(4))
+    assert c.flags.writeable and np.array_equal(c, np.ones(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c.dtype = np.int64
+    del c
+    d = f(np.zeros(4))
+    assert d.dtype == np.float64 and np.array_equal(d, np.ones(4))
+
+
+def test_outputs_of_one_call_never_share_an_array():
+    x = pt.dvector("x")
+    s = pt.sum(x)
+    f = function([x], [s, s, x, x * 1.0])
+    for v in (1.0, 2.0, 3.0):
+        outs = f(np.array([v, v]))
+        assert len({id(o) for o in outs}) == 4
+        assert len({o.ctypes.data for o in outs}) == 4
+        assert [float(np.sum(o)) for o in outs] == [2 * v, 2 * v, 2 * v, 2 * v]
+        del outs
+
+
+def test_outputs_of_another_shape_or_a_view_of_an_input_are_fresh_and_correct():
+    x = pt.dvector("x")
+    f = function([x], x[::-1])
+    for n in (3, 3, 5, 1, 5):
+        xv = np.arange(float(n))
+        r = f(xv)
+        assert np.array_equal(r, xv[::-1])
+        # Never the caller's memory, never a view the caller can write through into the input.
+        r[...] = -1
+        assert np.array_equal(xv, np.arange(float(n)))
+        del r
+
+
+def test_large_outputs_are_not_remembered():
+    x = pt.dvector("x")
+    f = function([x], x * 2)
+    a = f(np.ones(10_000))
+    w = weakref.ref(a)
+    del a
+    gc.collect()
+    # Nothing but the caller held it: it is gone.
+    assert w() is None
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_bad_arguments_are_still_refused_naming_the_input(trust):
+    x = pt.dvector("x")
+    f = function([x], pt.sum(x**2), trust_input=trust)
+    assert f(np.ones(3)) == 3.0
+    with pytest.raises(TypeError, match="'x'"):
+        f(np.ones((2, 2)))
+    with pytest.raises(TypeError, match="takes 1 arguments, got 2"):
+        f(np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="missing"):
+        f()
+    if trust:
+        with pytest.raises(TypeError, match=r"bad input value for 'x' .*got int32"):
+            f(np.ones(3, dtype="int32"))
+    else:
+        assert f(np.ones(3, dtype="int32")) == 3.0
+        with pytest.raises(TypeError, match="'x'"):
+            f(np.ones(3, dtype="complex128"))
+    # After the errors, the fast path still gives right answers.
+    assert f(np.arange(3.0)) == 5.0
+
+
+def test_a_fixed_shape_input_names_itself_on_the_fast_path():
+    v = pt.tensor("v", dtype="float64", shape=(3,))
+    f = function([v], pt.sum(v))
+    assert f(np.ones(3)) == 3.0
+    with pytest.raises(ValueError, match=r"'v'.*expected shape \(3\), got \[4\]"):
+        f(np.zeros(4))
+
+
+def test_call_stages_hook_runs_each_stage():
+    f, _ = sumsq()
+    x = np.ones(4)
+    for stage in range(5):
+        assert f._call_stages(stage, x) is None
+    with pytest.raises(TypeError, match="'x'"):
+        f._call_stages(2, np.ones((2, 2)))
+    assert f(x) == 4.0
+
+
+def test_many_calls_in_a_loop_match_numpy(rng):
+    x = pt.dvector("x")
+    f = function([x], [pt.sum(x**2), x * 3.0])
+    ref = []
+    got = []
+    for _ in range(200):
+        xv = rng.standard_normal(rng.integers(1, 6))
+        s, y = f(xv)
+        ref.append((np.sum(xv**2), xv * 3.0))
+        got.append((s, y))
+    for (s, y), (rs, ry) in zip(got, ref):
+        np.testing.assert_allclose(s, rs, rtol=1e-12)
+        np.testing.assert_allclose(y, ry, rtol=1e-12)
+
+
+def test_functions_on_several_threads_get_their_own_arrays():
+    f, _ = sumsq()
+    errors = []
+
+    def work(k):
+        for i in range(300):
+            v = float(k * 1000 + i)
+            r = f(np.array([v]))
+            if r != v * v:
+                errors.append((k, i, float(r)))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_interpreter_mode_uses_the_same_path():
+    x = pt.dvector("x")
+    f = function([x], pt.sum(x**2), mode="FAST_COMPILE")
+    a = f(np.array([2.0]))
+    address = a.ctypes.data
+    del a
+    b = f(np.array([3.0]))
+    assert b == 9.0 and b.ctypes.data == address
+    assert oxtensor.function([x], pt.sum(x))(np.ones(2)) == 2.0
+
+
+def test_an_array_passed_back_as_an_argument_is_not_written_into():
+    x = pt.dvector("x")
+    f = function([x], x * 2)
+    a = f(np.ones(3))
+    for _ in range(4):
+        b = f(a)
+        assert np.array_equal(a, [2.0, 2.0, 2.0]) and np.array_equal(b, [4.0, 4.0, 4.0])
+        del b
+    # Released, then passed back in: the argument keeps it alive, so it is not refilled.
+    c = f(f(np.ones(3)))
+    assert np.array_equal(c, [4.0, 4.0, 4.0])
+
+
+def test_a_failing_call_leaves_held_results_alone_and_later_calls_right():
+    x, y = pt.dvectors("x", "y")
+    f = function([x, y], [x * 2, x + y])
+    held = f(np.ones(2), np.ones(2))
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            f(np.full(2, 5.0), np.ones(3))
+    assert np.array_equal(held[0], [2.0, 2.0]) and np.array_equal(held[1], [2.0, 2.0])
+    del held
+    for v in (1.0, 2.0, 3.0):
+        a, b = f(np.full(2, v), np.ones(2))
+        assert np.array_equal(a, [2 * v] * 2) and np.array_equal(b, [v + 1] * 2)
+        del a, b
+
+
+def test_profiled_functions_reuse_arrays_too():
+    x = pt.dvector("x")
+    f = function([x], pt.sum(x**2), profile=True)
+    a = f(np.ones(2))
+    address = a.ctypes.data
+    del a
+    b = f(np.full(2, 2.0))
+    assert b == 8.0 and b.ctypes.data == address
+    assert f.profile is not None
+
+
+def test_an_output_that_is_also_an_update_never_aliases_the_shared_variable():
+    x = pt.dvector("x")
+    s = oxtensor.shared(np.zeros(3), name="s")
+    y = x * 2
+    f = function([x], y, updates=[(s, y)])
+    for v in (1.0, 2.0, 3.0, 4.0):
+        r = f(np.full(3, v))
+        assert np.array_equal(r, [2 * v] * 3)
+        assert np.array_equal(s.get_value(), [2 * v] * 3)
+        r[...] = -1.0  # writing the result must not change the shared variable
+        assert np.array_equal(s.get_value(), [2 * v] * 3)
+        del r
+    s.set_value(np.zeros(3))
+    r = f(np.ones(3))
+    assert np.array_equal(s.get_value(), [2.0] * 3)
+
+
+def test_outputs_the_executor_never_writes_are_still_refilled():
+    # The output is the input: no kernel computes it, so loans stop and a copy refills the array.
+    x = pt.dvector("x")
+    f = function([x], x)
+    a = f(np.ones(3))
+    address = a.ctypes.data
+    del a
+    for v in range(10):
+        xv = np.full(3, float(v))
+        r = f(xv)
+        assert np.array_equal(r, xv) and r.ctypes.data == address
+        assert not np.shares_memory(r, xv)
+        del r
