@@ -120,6 +120,24 @@ impl LoopProgram {
     }
 }
 
+/// For each sequence tap in body-input order: its sequence and the C expression of the row it
+/// reads at step `t` (windows counted from the end when the loop goes backwards).
+pub(super) fn sequence_rows(
+    sequence_taps: &[Vec<i64>],
+    go_backwards: bool,
+) -> impl Iterator<Item = (usize, String)> + '_ {
+    sequence_taps.iter().enumerate().flat_map(move |(i, taps)| {
+        let window = if go_backwards {
+            format!("(win[{i}] - 1 - t)")
+        } else {
+            "t".to_string()
+        };
+        let offset = taps.first().map_or(0, |&t| (-t).max(0));
+        taps.iter()
+            .map(move |&tap| (i, format!("({window} + {})", offset + tap)))
+    })
+}
+
 /// The C row index `at` of a buffer of `ring` rows (0: not a ring).
 pub(super) fn row(at: &str, ring: usize) -> String {
     if ring == 0 {
@@ -167,22 +185,13 @@ pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
     }
     s.push_str("  for (int64_t t = 0; t < total; t++) {\n");
     let mut k = 0;
-    for (i, taps) in p.sequence_taps.iter().enumerate() {
-        let window = if p.go_backwards {
-            format!("(win[{i}] - 1 - t)")
-        } else {
-            "t".to_string()
-        };
-        let offset = taps.first().map_or(0, |&t| (-t).max(0));
-        for &tap in taps {
-            let _ = writeln!(
-                s,
-                "    const {t} *p{k} = (const {t} *)seq[{i}] + ({window} + {}) * n;",
-                offset + tap,
-                t = ty(k)
-            );
-            k += 1;
-        }
+    for (i, row) in sequence_rows(&p.sequence_taps, p.go_backwards) {
+        let _ = writeln!(
+            s,
+            "    const {t} *p{k} = (const {t} *)seq[{i}] + {row} * n;",
+            t = ty(k)
+        );
+        k += 1;
     }
     // Where each input is read from in the step: `p{k}[j]`, `p{k}[0]` or a register.
     let mut read: Vec<String> = p

@@ -12,7 +12,7 @@
 //! indices [`StagedLoop`] assigns.
 
 use super::program::{Program, inline};
-use super::recurrence::row;
+use super::recurrence::{row, sequence_rows};
 use super::scalar::{ctype, expr, literal};
 use oxtensor_data::DType;
 use oxtensor_graph::{NodeKind, Op, ScalarOp, Scan, TensorType, Var, toposort};
@@ -519,22 +519,13 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
     s.push_str("  for (int64_t t = 0; t < total; t++) {\n");
     // Where each body input is this step.
     let mut k = 0;
-    for (i, taps) in p.sequence_taps.iter().enumerate() {
-        let window = if p.go_backwards {
-            format!("(win[{i}] - 1 - t)")
-        } else {
-            "t".to_string()
-        };
-        let offset = taps.first().map_or(0, |&t| (-t).max(0));
-        for &tap in taps {
-            let _ = writeln!(
-                s,
-                "    {t} *v{k} = ({t} *)seq[{i}] + ({window} + {}) * d[{k}];",
-                offset + tap,
-                t = ty(k)
-            );
-            k += 1;
-        }
+    for (i, row) in sequence_rows(&p.sequence_taps, p.go_backwards) {
+        let _ = writeln!(
+            s,
+            "    {t} *v{k} = ({t} *)seq[{i}] + {row} * d[{k}];",
+            t = ty(k)
+        );
+        k += 1;
     }
     for (i, taps) in p.state_taps.iter().enumerate() {
         let need = oxtensor_graph::Scan::buffer_len(taps) as i64;
