@@ -24,9 +24,11 @@ stream differs from the one the default mode would have reached), and ``set_valu
 (not chained through ``next_rng``) give the same numbers, as in the default mode.
 
 Draws whose shapes JAX needs while tracing (``size``, the count of ``permutation`` or of
-``choice`` without replacement) must be known then (constants). Distributions ``jax.random``
-cannot draw with static shapes (``hypergeometric``, whose exact samplers loop a
-value-dependent number of times) fail at compile time naming the op.
+``choice`` without replacement) must be known then (constants); otherwise the function fails
+at compile time naming the op. Rejection and urn samplers (``vonmises``, ``hypergeometric``)
+are ``lax.while_loop``s over whole arrays, so their shapes stay static. Every distribution of
+``pt.random`` has a translation; a distribution added later without one fails at compile
+time naming the op.
 """
 
 from __future__ import annotations
@@ -39,11 +41,6 @@ from oxtensor.link.jax.dispatch import is_concrete, op_label, register, static_i
 
 _IMPL = "threefry2x32"
 _F = jnp.float64
-
-#: Why a distribution has no translation.
-REFUSED = {
-    "hypergeometric": "its exact samplers loop a number of times that depends on the parameters",
-}
 
 
 def key_of(words):
@@ -129,6 +126,23 @@ def _vonmises(k, shape, mu, kappa):
     return jnp.mod(out + jnp.pi, 2 * jnp.pi) - jnp.pi
 
 
+def _hypergeometric(k, shape, ngood, nbad, nsample):
+    # The urn drawn one item at a time, every element at once: a while loop as long as the
+    # largest sample, each element stopping at its own ``nsample``.
+    good, total = ngood.astype(_F), (ngood + nbad).astype(_F)
+
+    def body(state):
+        i, key, good, total, count = state
+        key, sub = jax.random.split(key)
+        active = i < nsample
+        picked = active & (jax.random.uniform(sub, shape, _F) * total < good)
+        return i + 1, key, good - picked, total - active, count + picked
+
+    init = (jnp.int64(0), k, good, total, jnp.zeros(shape, jnp.int64))
+    last = jnp.max(nsample, initial=0)
+    return jax.lax.while_loop(lambda s: s[0] < last, body, init)[4]
+
+
 def _nbinom(k, shape, n, p):
     k1, k2 = jax.random.split(k)
     lam = _gamma(k1, n.astype(_F), shape) * (1 - p) / p
@@ -156,6 +170,7 @@ UNIVARIATE = {
     "poisson": lambda k, s, lam: jax.random.poisson(k, lam, s, jnp.int64),
     "geometric": lambda k, s, p: jax.random.geometric(k, p, s, jnp.int64),
     "nbinom": _nbinom,
+    "hypergeometric": _hypergeometric,
     "betabinom": _betabinom,
     "t": lambda k, s, df, loc, scale: loc + scale * jax.random.t(k, df, s, _F),
     "cauchy": _loc_scale(lambda k, s: jax.random.cauchy(k, s, _F)),
@@ -310,8 +325,7 @@ def _draw_fn(op):
         return lambda op, k, size, params: _choice(op, k, params[0], None, params[1])
     if dist == "choice_without_replacement_p":
         return lambda op, k, size, params: _choice(op, k, *params)
-    reason = REFUSED.get(dist, "jax.random has no sampler for it")
-    raise NotImplementedError(f"no JAX translation for op {op_label(op)}: {reason}")
+    raise NotImplementedError(f"no JAX translation for op {op_label(op)}: jax.random has no sampler for it")
 
 
 @register("Random")
@@ -320,8 +334,8 @@ def _random(op, node, doc):
     has_size = op["size_ndim"] is not None
     dtype = np.dtype(op["dtype"])
 
-    def run(words, *rest):
-        size, params = (rest[0], rest[1:]) if has_size else (None, rest)
+    def run(words, size, *params):
+        size = size if has_size else None
         draw_key, next_key = jax.random.split(key_of(words))
         values = draw(op, draw_key, size, params)
         return next_words(next_key), jnp.asarray(values).astype(dtype)
