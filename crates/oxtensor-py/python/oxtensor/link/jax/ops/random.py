@@ -9,12 +9,12 @@ A generator value stays what it is everywhere else in a graph (a ``uint64`` vect
 PCG64 state words), so ops that carry generators (``IfElse``, ``Scan`` states, function
 inputs and outputs) need nothing special. Each draw:
 
-1. derives a JAX key from the six words (``key_of``: the state's low word is the key, the
-   other words are folded into it), so equal generator states give equal keys and the same
-   seed gives the same JAX numbers run to run;
-2. splits it in two: one key draws the values, the other becomes the next generator value
-   (``next_words``: four random words, the increment made odd, no buffered bits), a valid
-   PCG64 state.
+1. derives a JAX (threefry) key from the six words (``key_of``: the words hashed together),
+   so equal generator states give equal keys and the same seed gives the same JAX numbers
+   run to run;
+2. draws five words from that key (``advance``): one is the key the values are drawn with,
+   four become the next generator value (the increment made odd, no buffered bits), a
+   valid PCG64 state.
 
 So a shared generator updated by a JAX function (``updates`` or a ``default_update``, as
 ``RandomStream`` sets) holds after the call a NumPy ``Generator`` in that derived state:
@@ -43,24 +43,36 @@ _IMPL = "threefry2x32"
 _F = jnp.float64
 
 
+def _mix(h):
+    """SplitMix64's finalizer: a bijection of ``uint64`` that spreads every input bit."""
+    h = (h ^ (h >> jnp.uint64(30))) * jnp.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> jnp.uint64(27))) * jnp.uint64(0x94D049BB133111EB)
+    return h ^ (h >> jnp.uint64(31))
+
+
+def _key_from(word):
+    """The threefry key whose data are the two halves of a ``uint64``."""
+    halves = jnp.stack([(word >> jnp.uint64(32)).astype(jnp.uint32), word.astype(jnp.uint32)])
+    return jax.random.wrap_key_data(halves, impl=_IMPL)
+
+
 def key_of(words):
-    """The JAX key a generator value (the six PCG64 state words) stands for: a threefry key
-    from the state's low word with the other five folded in."""
+    """The JAX key a generator value (the six PCG64 state words) stands for: the words
+    hashed together (SplitMix64 steps, cheap to compile, unlike threefry folds)."""
     w = jnp.asarray(words).astype(jnp.uint64)
-    lo = (w & jnp.uint64(0xFFFFFFFF)).astype(jnp.uint32)
-    hi = (w >> jnp.uint64(32)).astype(jnp.uint32)
-    key = jax.random.wrap_key_data(jnp.stack([hi[1], lo[1]]), impl=_IMPL)
-    for i in (0, 2, 3, 4, 5):
-        key = jax.random.fold_in(jax.random.fold_in(key, hi[i]), lo[i])
-    return key
+    h = jnp.uint64(0)
+    for i in range(6):
+        h = _mix((h ^ w[i]) + jnp.uint64(0x9E3779B97F4A7C15))
+    return _key_from(h)
 
 
-def next_words(key):
-    """A generator value drawn from ``key``: a valid PCG64 state (odd increment, no buffered
-    32-bit half), so NumPy can go on drawing from it."""
-    bits = jax.random.bits(key, (4,), jnp.uint64)
-    bits = bits.at[3].set(bits[3] | jnp.uint64(1))
-    return jnp.concatenate([bits, jnp.zeros((2,), jnp.uint64)])
+def advance(words):
+    """``(draw key, next generator value)`` of a generator value: five threefry words of its
+    key, one the key of the draw, four a valid PCG64 state (odd increment, no buffered
+    32-bit half) for the next generator value, so NumPy can go on drawing from it."""
+    bits = jax.random.bits(key_of(words), (5,), jnp.uint64)
+    state = bits[1:].at[3].set(bits[4] | jnp.uint64(1))
+    return _key_from(bits[0]), jnp.concatenate([state, jnp.zeros((2,), jnp.uint64)])
 
 
 def _loc_scale(standard):
@@ -77,7 +89,41 @@ def _uniform(k, shape):
 
 
 def _gamma(k, a, shape):
-    return jax.random.gamma(k, a, shape, _F)
+    """Standard gamma draws of shape ``a``: Marsaglia and Tsang (2000), one normal and one
+    uniform per attempt, every element retried until accepted (a while loop over the whole
+    array: it compiles in a fraction of ``jax.random.gamma``'s time); ``a < 1`` draws
+    ``gamma(a + 1) * u ** (1 / a)``. An ``a`` that is negative or NaN gives NaN."""
+    a = jnp.broadcast_to(jnp.asarray(a, _F), shape)
+    valid = a >= 0
+    boost = a < 1
+    d = jnp.where(valid, jnp.where(boost, a + 1, a), 1.0) - 1 / 3
+    c = 1 / jnp.sqrt(9 * d)
+
+    def body(state):
+        key, done, value = state
+        key, k1, k2 = jax.random.split(key, 3)
+        x = jax.random.normal(k1, shape, _F)
+        v = (1 + c * x) ** 3
+        log_u = jnp.log(jax.random.uniform(k2, shape, _F))
+        ok = (v > 0) & (log_u < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(v > 0, v, 1.0)))
+        return key, done | ok, jnp.where(ok & ~done, d * v, value)
+
+    k_loop, k_boost = jax.random.split(k)
+    init = (k_loop, ~valid, jnp.full(shape, jnp.nan, _F))
+    _, _, g = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), body, init)
+    u = jax.random.uniform(k_boost, shape, _F)
+    return jnp.where(boost & valid, g * u ** (1 / jnp.where(valid, a, 1.0)), g)
+
+
+def _beta(k, a, b, shape):
+    k1, k2 = jax.random.split(k)
+    x, y = _gamma(k1, a, shape), _gamma(k2, b, shape)
+    return x / (x + y)
+
+
+def _student_t(k, df, shape):
+    k1, k2 = jax.random.split(k)
+    return jax.random.normal(k1, shape, _F) / jnp.sqrt(2 * _gamma(k2, df / 2, shape) / df)
 
 
 def _binomial(k, n, p, shape):
@@ -96,34 +142,39 @@ def _wald(k, shape, mean, scale):
 
 
 def _vonmises(k, shape, mu, kappa):
-    # Best and Fisher (1979): rejection sampling, every element retried until accepted (a
-    # while loop over the whole array, static shapes). Tiny kappa is the uniform circle.
-    kap = jnp.maximum(kappa, 1e-8)
+    # Best and Fisher (1979) as NumPy runs it: rejection sampling, every element retried until
+    # accepted (a while loop over the whole array, static shapes). Below kappa = 1e-8 the
+    # circle is uniform, above 1e6 a normal of variance 1 / kappa; the loop runs those
+    # elements with kappa = 1 and their values are replaced.
+    tiny, huge = kappa < 1e-8, kappa > 1e6
+    kap = jnp.where(tiny | huge, 1.0, kappa)
     tau = 1 + jnp.sqrt(1 + 4 * kap * kap)
     rho = (tau - jnp.sqrt(2 * tau)) / (2 * kap)
-    r = (1 + rho * rho) / (2 * rho)
+    r = jnp.where(kap < 1e-5, 1 / kap + kap, (1 + rho * rho) / (2 * rho))
 
     def attempt(key):
-        k1, k2, k3 = jax.random.split(key, 3)
+        k1, k2 = jax.random.split(key)
         z = jnp.cos(jnp.pi * jax.random.uniform(k1, shape, _F))
         f = (1 + r * z) / (r + z)
         c = kap * (r - f)
         u2 = jax.random.uniform(k2, shape, _F)
-        ok = (c * (2 - c) - u2 > 0) | (jnp.log(c / u2) + 1 - c >= 0)
-        sign = jnp.where(jax.random.uniform(k3, shape, _F) < 0.5, -1.0, 1.0)
-        return ok, sign * jnp.arccos(f)
+        ok = (c * (2 - c) - u2 >= 0) | (jnp.log(c / u2) + 1 - c >= 0)
+        return ok, f
 
     def body(state):
         key, done, value = state
         key, sub = jax.random.split(key)
         ok, candidate = attempt(sub)
-        take = ok & ~done
-        return key, done | ok, jnp.where(take, candidate, value)
+        return key, done | ok, jnp.where(ok & ~done, candidate, value)
 
-    init = (k, jnp.zeros(shape, bool), jnp.zeros(shape, _F))
-    _, _, theta = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), body, init)
-    out = mu + theta
-    return jnp.mod(out + jnp.pi, 2 * jnp.pi) - jnp.pi
+    k_loop, k_sign, k_other = jax.random.split(k, 3)
+    init = (k_loop, ~(kappa >= 0), jnp.full(shape, jnp.nan, _F))
+    _, _, f = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), body, init)
+    sign = jnp.where(jax.random.uniform(k_sign, shape, _F) < 0.5, -1.0, 1.0)
+    theta = sign * jnp.arccos(f)
+    theta = jnp.where(tiny, jnp.pi * (2 * jax.random.uniform(k_other, shape, _F) - 1), theta)
+    theta = jnp.where(huge, jax.random.normal(k_other, shape, _F) / jnp.sqrt(jnp.where(huge, kappa, 1.0)), theta)
+    return jnp.mod(mu + theta + jnp.pi, 2 * jnp.pi) - jnp.pi
 
 
 def _hypergeometric(k, shape, ngood, nbad, nsample):
@@ -145,13 +196,13 @@ def _hypergeometric(k, shape, ngood, nbad, nsample):
 
 def _nbinom(k, shape, n, p):
     k1, k2 = jax.random.split(k)
-    lam = _gamma(k1, n.astype(_F), shape) * (1 - p) / p
+    lam = _gamma(k1, n, shape) * (1 - p) / p
     return jax.random.poisson(k2, lam, shape, jnp.int64)
 
 
 def _betabinom(k, shape, n, a, b):
     k1, k2 = jax.random.split(k)
-    return _binomial(k2, n, jax.random.beta(k1, a, b, shape, _F), shape)
+    return _binomial(k2, n, _beta(k1, a, b, shape), shape)
 
 
 #: Distributions whose parameters are all scalars per draw: ``fn(key, shape, *params)``,
@@ -162,7 +213,7 @@ UNIVARIATE = {
     "integers": lambda k, s, low, high: jax.random.randint(k, s, low, high, jnp.int64),
     "exponential": lambda k, s, scale: scale * jax.random.exponential(k, s, _F),
     "gamma": lambda k, s, a, scale: scale * _gamma(k, a, s),
-    "beta": lambda k, s, a, b: jax.random.beta(k, a, b, s, _F),
+    "beta": lambda k, s, a, b: _beta(k, a, b, s),
     "lognormal": lambda k, s, mean, sigma: jnp.exp(mean + sigma * _normal(k, s)),
     "halfnormal": _loc_scale(lambda k, s: jnp.abs(_normal(k, s))),
     "bernoulli": lambda k, s, p: jax.random.bernoulli(k, p, s),
@@ -172,7 +223,7 @@ UNIVARIATE = {
     "nbinom": _nbinom,
     "hypergeometric": _hypergeometric,
     "betabinom": _betabinom,
-    "t": lambda k, s, df, loc, scale: loc + scale * jax.random.t(k, df, s, _F),
+    "t": lambda k, s, df, loc, scale: loc + scale * _student_t(k, df, s),
     "cauchy": _loc_scale(lambda k, s: jax.random.cauchy(k, s, _F)),
     "halfcauchy": _loc_scale(lambda k, s: jnp.abs(jax.random.cauchy(k, s, _F))),
     "laplace": _loc_scale(lambda k, s: jax.random.laplace(k, s, _F)),
@@ -221,7 +272,8 @@ def _mvnormal(method):
 
 def _dirichlet(k, batch, alphas):
     a = jnp.broadcast_to(alphas, batch + alphas.shape[-1:]).astype(_F)
-    return jax.random.dirichlet(k, a, batch, _F)
+    g = _gamma(k, a, a.shape)
+    return g / g.sum(axis=-1, keepdims=True)
 
 
 def _multinomial(k, batch, n, p):
@@ -336,8 +388,8 @@ def _random(op, node, doc):
 
     def run(words, size, *params):
         size = size if has_size else None
-        draw_key, next_key = jax.random.split(key_of(words))
+        draw_key, next_words = advance(words)
         values = draw(op, draw_key, size, params)
-        return next_words(next_key), jnp.asarray(values).astype(dtype)
+        return next_words, jnp.asarray(values).astype(dtype)
 
     return run
