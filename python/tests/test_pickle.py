@@ -101,6 +101,22 @@ def test_a_generator_pickled_with_its_function_reseeds_it():
     np.testing.assert_array_equal(f(), first)  # the original generator had not moved
 
 
+@pytest.mark.parametrize("mode", [None, "JAX"])
+def test_a_random_stream_pickled_with_its_function_reseeds_it(mode):
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    from oxtensor.tensor.random.utils import RandomStream
+
+    stream = RandomStream(seed=4)
+    f = oxtensor.function([], stream.normal(size=(2,)), mode=mode)
+    g, stream2 = pickle.loads(pickle.dumps((f, stream)))
+    first = g()
+    assert not np.array_equal(g(), first)
+    stream2.seed(4)
+    np.testing.assert_array_equal(g(), first)
+    np.testing.assert_array_equal(f(), first)
+
+
 def _inputs_of(var):
     seen, stack, found = set(), [var], []
     while stack:
