@@ -95,7 +95,7 @@ class _SharedRef:
         self.var = var
 
     def __reduce__(self):
-        return (_variable_from_document, (_core.serialize([], [self.var]),))
+        return (_variable_from_document, (_core.serialize([], [self.var], meta=json.dumps({"kind": "variable"})),))
 
 
 _REFS = weakref.WeakValueDictionary()
