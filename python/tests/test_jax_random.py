@@ -322,3 +322,13 @@ def test_generator_inputs_and_outputs_are_numpy_generators():
     _, b = f(g)
     assert not np.allclose(a, b)
     np.testing.assert_array_equal(f(np.random.default_rng(0))[1], a)
+
+
+def test_a_distribution_without_a_translation_fails_naming_it():
+    # Every distribution of pt.random translates; one added later without a translation is
+    # refused when the function is built, naming it.
+    from oxtensor.link.jax import dispatch
+
+    node = {"op": {"op": "Random", "dist": "zipf", "dtype": "int64", "size_ndim": None}}
+    with pytest.raises(NotImplementedError, match=r"no JAX translation for op Random\{zipf\}"):
+        dispatch.translate(node, None)
