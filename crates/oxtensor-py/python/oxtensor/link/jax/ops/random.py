@@ -91,7 +91,7 @@ def _uniform(k, shape):
 def _gamma(k, a, shape):
     """Standard gamma draws of shape ``a``: Marsaglia and Tsang (2000), one normal and one
     uniform per attempt, every element retried until accepted (a while loop over the whole
-    array: it compiles in a fraction of ``jax.random.gamma``'s time); ``a < 1`` draws
+    array: XLA compiles it in about half of ``jax.random.gamma``'s time); ``a < 1`` draws
     ``gamma(a + 1) * u ** (1 / a)``. An ``a`` that is negative or NaN gives NaN."""
     a = jnp.broadcast_to(jnp.asarray(a, _F), shape)
     valid = a >= 0
