@@ -65,6 +65,58 @@ def test_variables_and_shared_variables_pickle():
     np.testing.assert_array_equal(f(data), g(data))
 
 
+@pytest.mark.parametrize("mode", [None, "JAX"])
+def test_a_function_and_its_shared_variable_pickled_together_stay_linked(mode):
+    # As in PyTensor: one pickle keeps one shared variable one object, in every mode.
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    x = pt.vector("x")
+    w = oxtensor.shared(np.array([1.0, 2.0]), name="w")
+    f = oxtensor.function([x], (x * w).sum(), updates=[(w, w * 2)], mode=mode)
+    h = oxtensor.function([], w.sum(), mode=mode)
+    g, w2, h2 = pickle.loads(pickle.dumps((f, w, h)))
+    assert g(np.ones(2)) == 3.0
+    np.testing.assert_array_equal(w2.get_value(), [2.0, 4.0])  # g's update reached w2
+    assert h2() == 6.0  # and the other function reading it
+    w2.set_value(np.array([10.0, 10.0]))
+    assert g(np.ones(2)) == 20.0
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])  # the originals are untouched
+    assert f(np.ones(2)) == 3.0
+    # Pickled apart, each object loads with its own copy.
+    g3 = pickle.loads(pickle.dumps(f))
+    w3 = pickle.loads(pickle.dumps(w))
+    g3(np.ones(2))
+    np.testing.assert_array_equal(w3.get_value(), w.get_value())
+
+
+def test_a_generator_pickled_with_its_function_reseeds_it():
+    rng = oxtensor.shared(np.random.default_rng(3))
+    nxt, d = pt.random.normal(0, 1, size=(3,), rng=rng, return_next_rng=True)
+    f = oxtensor.function([], d, updates={rng: nxt})
+    g, rng2 = pickle.loads(pickle.dumps((f, rng)))
+    first = g()
+    assert not np.array_equal(g(), first)
+    rng2.set_value(np.random.default_rng(3))
+    np.testing.assert_array_equal(g(), first)
+    np.testing.assert_array_equal(f(), first)  # the original generator had not moved
+
+
+@pytest.mark.parametrize("mode", [None, "JAX"])
+def test_a_random_stream_pickled_with_its_function_reseeds_it(mode):
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    from oxtensor.tensor.random.utils import RandomStream
+
+    stream = RandomStream(seed=4)
+    f = oxtensor.function([], stream.normal(size=(2,)), mode=mode)
+    g, stream2 = pickle.loads(pickle.dumps((f, stream)))
+    first = g()
+    assert not np.array_equal(g(), first)
+    stream2.seed(4)
+    np.testing.assert_array_equal(g(), first)
+    np.testing.assert_array_equal(f(), first)
+
+
 def _inputs_of(var):
     seen, stack, found = set(), [var], []
     while stack:

@@ -14,8 +14,14 @@ variables and the states of its random generators, and which loads without runni
 - ``save(f, path)`` / ``load(path)`` write and read the document itself, for files that may
   come from untrusted places (``pickle`` must never load those).
 
-Each pickled object carries the shared variables it reads: pickling a function and one of its
-shared variables together gives, after loading, two separate copies.
+Shared variables keep their identity within one pickle, as in PyTensor: a function, the
+shared variables it reads and other functions reading them, pickled together (``pickle.dumps((f,
+w))``), load as a function that reads and updates the loaded ``w`` itself. Each shared
+variable is pickled through one ``_SharedRef`` per live variable, which pickle's memo writes
+once (the Python wrappers of one variable are distinct objects, so the memo alone would not
+see them as one); a function's pickle lists the refs of the shared variables it reads, and
+loading compiles its graph with the loaded variables in place of the document's copies.
+Objects pickled separately load with separate copies.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import weakref
 
 import numpy as np
 
@@ -77,7 +84,40 @@ def _variable_from_document(text):
     return outputs[0]
 
 
+class _SharedRef:
+    """A shared variable as pickle sees it: one object per live shared variable (while a
+    pickling holds it), so that every object of one pickle reading the variable refers to
+    the same ``_SharedRef``, which pickle writes once and loads as one fresh variable."""
+
+    __slots__ = ("var", "__weakref__")
+
+    def __init__(self, var):
+        self.var = var
+
+    def __reduce__(self):
+        return (_variable_from_document, (_core.serialize([], [self.var], meta=json.dumps({"kind": "variable"})),))
+
+
+_REFS = weakref.WeakValueDictionary()
+
+
+def _ref(var):
+    """The ``_SharedRef`` of a shared variable (the same one for every wrapper of it)."""
+    ref = _REFS.get(var)
+    if ref is None:
+        ref = _SharedRef(var)
+        _REFS[var] = ref
+    return ref
+
+
+def _loaded(var):
+    """A loaded shared variable as it is (what a pickled ``_SharedRef`` loads as)."""
+    return var
+
+
 def _reduce_variable(var):
+    if var._kind == "shared":
+        return (_loaded, (_ref(var),))
     return (_variable_from_document, (_core.serialize([], [var], meta=json.dumps({"kind": "variable"})),))
 
 
@@ -150,18 +190,46 @@ def _check_meta(meta, where):
 def function_from_document(text, where="the document"):
     """Compiles the function a document describes (see :func:`function_document`)."""
     inputs, outputs, updates, givens, meta = _decode(text)
-    meta = json.loads(meta)
+    return _compile(inputs, outputs, updates, givens, _function_meta(meta, len(inputs), where))
+
+
+def _function_meta(text, n_inputs, where):
+    """The checked ``meta`` of a function's document, its default values as arrays."""
+    meta = json.loads(text)
     _check_meta(meta, where)
-    if len(meta["defaults"]) != len(inputs) or len(meta["input_names"]) != len(inputs):
+    if len(meta["defaults"]) != n_inputs or len(meta["input_names"]) != n_inputs:
         raise SerializationError(f"{where}: meta.defaults and meta.input_names need one entry per input")
     meta["defaults"] = [
         None if d is None else _array_from(d, f"meta.defaults[{i}]") for i, d in enumerate(meta["defaults"])
     ]
-    return _compile(inputs, outputs, updates, givens, meta)
+    return meta
+
+
+def _graph_roots(outputs, updates, givens):
+    """What a function's graph is read from, in a fixed order (its shared variables are
+    found in the same order in the original and in a loaded copy)."""
+    return list(outputs) + [x for pair in updates for x in pair] + [g for _, g in givens]
 
 
 def _reduce_function(fn):
-    return (function_from_document, (function_document(fn),))
+    r = _recipe(fn)
+    shared = _shared_read(_graph_roots(r["outputs"], r["updates"], r["givens"]))
+    return (_function_with_shared, (function_document(fn), [_ref(s) for s in shared]))
+
+
+def _function_with_shared(text, shared):
+    """A pickled function loaded with ``shared`` (the loaded variables of its pickle, in the
+    order ``_graph_roots`` reads them) in place of the document's own copies."""
+    inputs, outputs, updates, givens, meta = _decode(text)
+    found = _shared_read(_graph_roots(outputs, updates, givens))
+    if len(found) != len(shared):
+        raise SerializationError(
+            f"the pickle lists {len(shared)} shared variables, its graph reads {len(found)}"
+        )
+    mapping = dict(zip(found, shared))
+    meta = _function_meta(meta, len(inputs), "the pickle")
+    updates = [(mapping.get(k, k), v) for k, v in updates]
+    return _compile(inputs, outputs, updates, list(givens) + list(mapping.items()), meta)
 
 
 def _shared_read(roots):

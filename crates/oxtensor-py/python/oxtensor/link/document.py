@@ -135,4 +135,29 @@ class Translation:
         self.input_types = [nodes[n]["type"] for n in self.input_nodes]
 
     def shared_values(self):
-        return [np.asarray(s.get_value(borrow=True)) for s in self.shared]
+        """The shared variables' values as arrays: a generator's as its six PCG64 state words
+        (the graph's generator values)."""
+        return [_words(s) if _is_generator(s) else np.asarray(s.get_value(borrow=True)) for s in self.shared]
+
+    def store_updates(self, values):
+        """Writes the update values into their shared variables; a generator's words become a
+        NumPy ``Generator`` in that state."""
+        from oxtensor.tensor.random.variable import _generator_from_words
+
+        for target, value in zip(self.update_targets, values):
+            if _is_generator(target):
+                target.set_value(_generator_from_words(np.asarray(value)), borrow=True)
+            else:
+                target.set_value(value, borrow=True)
+
+
+def _is_generator(shared):
+    from oxtensor.tensor.random.variable import RandomGeneratorSharedVariable
+
+    return isinstance(shared, RandomGeneratorSharedVariable)
+
+
+def _words(shared):
+    from oxtensor.tensor.random.variable import _words_from_generator
+
+    return np.asarray(_words_from_generator(shared.get_value(borrow=True)), dtype=np.uint64)

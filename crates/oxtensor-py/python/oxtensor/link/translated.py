@@ -117,8 +117,7 @@ class TranslatedFunction:
         arrays = [self._arg(i, v) for i, v in enumerate(values)]
         results = self._execute(self._compiled, arrays, self._translation.shared_values())
         k = self._translation.n_outputs
-        for target, value in zip(self._translation.update_targets, results[k:]):
-            target.set_value(value, borrow=True)
+        self._translation.store_updates(results[k:])
         outputs = list(results[:k])
         return outputs[0] if self._recipe["single"] else outputs
 

@@ -32,7 +32,8 @@ def jax_funcify(obj, inputs=None):
     ``jax.vmap``, ``jax.grad`` apply). ``obj`` is a compiled function (any mode: its rewritten
     graph is translated), or an output variable or list of them with their ``inputs`` (then
     rewritten with the JAX pass set). Shared variables are read as constants (their values
-    now); updates are not applied. An op without a translation raises ``NotImplementedError``
+    now); updates are not applied, so a random draw from a shared generator gives the same
+    numbers on every call (``jax.random`` numbers, not NumPy's). An op without a translation raises ``NotImplementedError``
     naming it."""
     text, shared = funcify_source(obj, inputs, JAXFunction)._serialized_graph()
     t = Translation(text, shared, dispatch.translate)
