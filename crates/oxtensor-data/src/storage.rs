@@ -1,4 +1,4 @@
-use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::alloc::{Layout, alloc, alloc_zeroed, dealloc};
 use std::any::Any;
 use std::ptr::NonNull;
 
@@ -48,6 +48,29 @@ impl Storage {
         let layout = Self::layout(bytes)?;
         // SAFETY: the layout has non-zero size and a valid alignment.
         let raw = unsafe { alloc_zeroed(layout) };
+        Self::aligned(raw, bytes, layout)
+    }
+
+    /// Like [`Storage::try_zeroed`], but the bytes are left as the allocator hands them out.
+    ///
+    /// For buffers a kernel overwrites whole (a native kernel's outputs, a loop's trajectory):
+    /// a reused heap block then costs no pass over memory, where zeroing it would cost one
+    /// full write of the output before the kernel writes it again.
+    ///
+    /// # Safety
+    /// Every byte must be written before anything reads it: the caller writes the whole
+    /// buffer (or, at least, every byte any view of it will ever cover) through
+    /// [`Storage::as_ptr`] before handing the storage, or a tensor over it, to anyone.
+    pub unsafe fn try_uninit(bytes: usize) -> Option<Storage> {
+        let layout = Self::layout(bytes)?;
+        // SAFETY: the layout has non-zero size and a valid alignment.
+        let raw = unsafe { alloc(layout) };
+        Self::aligned(raw, bytes, layout)
+    }
+
+    /// The storage of the fresh allocation `raw` of `layout` (`None` when it failed), its data
+    /// pointer rounded up to `ALIGN`.
+    fn aligned(raw: *mut u8, bytes: usize, layout: Layout) -> Option<Storage> {
         let base = NonNull::new(raw)?;
         advise_huge_pages(raw, layout.size());
         let pad = raw.align_offset(ALIGN);
@@ -124,7 +147,8 @@ impl Drop for Storage {
         if let Owner::Aligned { base } = self.owner
             && let Some(layout) = Self::layout(self.bytes)
         {
-            // SAFETY: `base` was allocated in `try_zeroed` with this layout and not freed.
+            // SAFETY: `base` was allocated in `try_zeroed` or `try_uninit` with this layout
+            // and not freed.
             unsafe { dealloc(base.as_ptr(), layout) }
         }
     }

@@ -46,6 +46,25 @@ impl Tensor {
         })
     }
 
+    /// A contiguous tensor whose elements are not initialised, for a kernel to overwrite.
+    ///
+    /// # Safety
+    /// Every element must be written (through [`Tensor::data_ptr`], the storage being this
+    /// tensor's alone) before anything reads it or the tensor is handed on; see
+    /// [`Storage::try_uninit`].
+    pub unsafe fn uninit(dtype: DType, shape: &[usize]) -> Result<Tensor, DataError> {
+        let n = checked_numel(shape)?;
+        // SAFETY: forwarded to the caller.
+        let storage = unsafe { Storage::try_uninit(n * dtype.size()) };
+        Ok(Tensor {
+            dtype,
+            shape: shape.into(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            storage: Arc::new(storage.ok_or_else(|| DataError::TooLarge(shape.to_vec()))?),
+        })
+    }
+
     /// A contiguous tensor whose elements are written by `fill` (which receives them zeroed).
     pub fn build<T: Element>(
         shape: &[usize],

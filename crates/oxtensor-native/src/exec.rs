@@ -218,8 +218,12 @@ fn alloc(
                 outs.push(d.clone());
             }
             None => {
-                let mut fresh = Tensor::zeros(t.dtype, shape).ok()?;
-                ptrs.push(out_ptr(&mut fresh)?);
+                // SAFETY: the elementwise and reduction kernels this allocates for write every
+                // element of each output before the tensor is returned (the same contract as a
+                // lent buffer, which holds an earlier call's values); a kernel that fails drops
+                // the outputs unread.
+                let fresh = unsafe { Tensor::uninit(t.dtype, shape) }.ok()?;
+                ptrs.push(fresh.data_ptr().cast_mut().cast::<c_void>());
                 outs.push(fresh);
             }
         }

@@ -32,7 +32,10 @@ pub(crate) fn c_strides(shape: &[usize]) -> Vec<isize> {
 }
 
 /// A fresh C-contiguous tensor of `rows` rows of `element` shape whose first rows are the
-/// last `need` rows of `init`, with a writable pointer to its elements.
+/// last `need` rows of `init`, with a writable pointer to its elements. The other rows are
+/// left unwritten (not even zeroed: a loop of 10^5 steps would pay a second pass over its
+/// trajectory): the loop kernel writes each row before it reads it, and the caller views only
+/// the initial rows and those the kernel wrote.
 pub(crate) fn trajectory(
     init: Option<&Tensor>,
     need: usize,
@@ -43,10 +46,14 @@ pub(crate) fn trajectory(
     let shape: Vec<usize> = std::iter::once(rows)
         .chain(element.iter().copied())
         .collect();
-    let mut t = Tensor::zeros(dtype, &shape).ok()?;
-    let ptr = oxtensor_data::dispatch_dtype!(dtype, T => {
-        t.data_mut::<T>().map(|s| s.as_mut_ptr().cast::<c_void>())
-    })?;
+    if need > 0 && init.is_none() {
+        return None;
+    }
+    // SAFETY: nothing reads a row before it is written: the first `need` rows are copied
+    // below, the loop kernel writes every other row before reading it back as a tap, and the
+    // node's outputs (see `run`) view only the rows written by then.
+    let t = unsafe { Tensor::uninit(dtype, &shape) }.ok()?;
+    let ptr = t.data_ptr().cast_mut().cast::<c_void>();
     if let Some(init) = init.filter(|_| need > 0) {
         let len = *init.shape().first()?;
         let n: usize = element.iter().product();
