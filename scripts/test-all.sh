@@ -20,28 +20,36 @@ cargo clippy --workspace --all-targets -- -D warnings
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261125}"
 
 section "Rust: tests"
-# --no-fail-fast: one failing test binary must not hide failures in the others.
-cargo test --workspace --exclude oxtensor-py --no-fail-fast
+# --no-fail-fast: one failing test binary must not hide failures in the others. The whole
+# workspace, the Python extension included (it has no test harness, see its Cargo.toml): so its
+# dependencies are built here once, with the same features, and the package build below only
+# compiles the extension itself.
+cargo test --workspace --no-fail-fast
 
 # The generated C is compiled for this machine's CPU (-march=native). Compile it for the lower
 # x86-64 levels too, so a machine with AVX-512 also runs what AVX2-only (v3) and SSE4.2-only
-# (v2) CPUs get: other vector math variants, other rounding of transcendentals.
-for target in x86-64-v3 x86-64-v2; do
-    section "Rust: native backend compiled for $target"
-    OXTENSOR_NATIVE_TARGET=$target cargo test -p oxtensor-native --no-fail-fast
-done
+# (v2) CPUs get: other vector math variants, other rounding of transcendentals. v3, what most
+# users without AVX-512 have, runs every native test; v2 the tests of vector math and
+# reductions, where the code differs by level (loops and caching are the same at every level).
+section "Rust: native backend compiled for x86-64-v3"
+OXTENSOR_NATIVE_TARGET=x86-64-v3 cargo test -p oxtensor-native --no-fail-fast
+section "Rust: native backend compiled for x86-64-v2"
+OXTENSOR_NATIVE_TARGET=x86-64-v2 cargo test -p oxtensor-native --no-fail-fast \
+    --test elemwise --test reduce --test fused --test targets
 
 if [ -f crates/oxtensor-py/pyproject.toml ]; then
     section "Python: build and install the package"
     python3 -m pip install --quiet -r python/requirements-test.txt
     # The tests need a correct build, not a fast one: build the extension in cargo's `dev`
-    # profile, which reuses the dependencies `cargo test` compiled above (at opt-level 2) and
-    # compiles our crates without optimisation, instead of building everything again at
-    # opt-level 3 (1-2 minutes instead of 6-9; the tests run no slower, their time is in
-    # generated C and NumPy). Not the `test` profile: maturin would build a test harness. For a
+    # profile, which reuses every dependency `cargo test` compiled above (the same features,
+    # since that build included the extension) and compiles only our crates, unoptimised,
+    # instead of building everything again at opt-level 3 (1-2 minutes instead of 6-9; the
+    # tests run no slower, their time is in generated C and NumPy). Not the `test` profile: maturin would build a test harness. For a
     # fast installed package, run `pip install ./crates/oxtensor-py` afterwards (README).
     MATURIN_PEP517_ARGS="--profile dev" python3 -m pip install --quiet ./crates/oxtensor-py
     section "Python: tests"
-    (cd python/tests && python3 -m pytest -q)
+    # In parallel processes (pytest-xdist), one per core up to four: the tests are independent
+    # (each compiles its own functions; the on-disk cache is safe under concurrent writers).
+    (cd python/tests && python3 -m pytest -q -n auto --maxprocesses 4)
 fi
 section "done"
