@@ -105,6 +105,16 @@ pub(crate) fn singular(op: &'static str, arg: &'static str, i: usize) -> LinalgE
     }
 }
 
+/// Writes matrix `m` into `out` in row-major order.
+pub(crate) fn write_rows<T: Real>(m: MatRef<'_, T>, out: &mut [T]) {
+    let c = m.ncols();
+    for (i, row) in out.chunks_exact_mut(c.max(1)).take(m.nrows()).enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = m[(i, j)];
+        }
+    }
+}
+
 /// The `n × n` identity.
 pub(crate) fn identity<T: Real>(n: usize) -> Mat<T> {
     Mat::from_fn(n, n, |i, j| T::lit(if i == j { 1.0 } else { 0.0 }))
