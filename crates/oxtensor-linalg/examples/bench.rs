@@ -2,7 +2,8 @@
 //! `bench_numpy.py` beside it times NumPy/SciPy (and JAX, when installed) on the same shapes,
 //! so the two outputs give kernel-level ratios without a Python build of oxtensor. Run with
 //! `RAYON_NUM_THREADS=1 cargo run --release -p oxtensor-linalg --example bench` and
-//! `python3 crates/oxtensor-linalg/examples/bench_numpy.py`; each line is the best of several
+//! `python3 crates/oxtensor-linalg/examples/bench_numpy.py` (an argument to either keeps the
+//! lines whose name contains it, e.g. `batched`); each line is the best of several
 //! repetitions (the least disturbed by other load), in milliseconds.
 
 use oxtensor_data::Tensor;
@@ -54,8 +55,15 @@ fn banded(n: usize, kl: usize, ku: usize) -> Tensor {
     Tensor::from_slice(&out, &[n, n]).expect("shape fits")
 }
 
-/// Prints the best time of `f` over repetitions filling about half a second (3 at least).
+/// Prints the best time of `f` over repetitions filling about half a second (3 at least),
+/// when `name` contains the command line's first argument (if any).
 fn time(name: &str, shape: &str, f: impl Fn() -> Result<Vec<Tensor>, la::LinalgError>) {
+    if std::env::args()
+        .nth(1)
+        .is_some_and(|only| !name.contains(&only))
+    {
+        return;
+    }
     f().expect("op runs");
     let mut best = Duration::MAX;
     let start = Instant::now();
@@ -82,6 +90,21 @@ fn main() {
             },
         )?;
         Ok(vec![l, x.into_iter().next().expect("x")])
+    });
+    time("batched cholesky", "1000x8x8", || {
+        la::cholesky(&[&a], &la::CholeskyParams::default())
+    });
+    let l = la::cholesky(&[&a], &la::CholeskyParams::default())
+        .expect("spd")
+        .remove(0);
+    time("batched cho_solve", "1000x8x8", || {
+        la::cho_solve(
+            &[&l, &b],
+            &la::ChoSolveParams {
+                lower: true,
+                b_ndim: vector,
+            },
+        )
     });
     time("batched solve", "1000x8x8", || {
         la::solve(

@@ -1,6 +1,6 @@
 """Times NumPy/SciPy (and JAX jit, when installed) on the shapes of bench.rs, one thread.
 
-Run: `python3 crates/oxtensor-linalg/examples/bench_numpy.py`. Each line is the best of
+Run: `python3 crates/oxtensor-linalg/examples/bench_numpy.py [name filter]`. Each line is the best of
 several repetitions, in milliseconds, as bench.rs prints them.
 """
 
@@ -10,6 +10,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -27,7 +28,12 @@ except ImportError:
 rng = np.random.default_rng(0)
 
 
+ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
+
+
 def timed(name, shape, f):
+    if ONLY not in name:
+        return
     f()
     best, reps, start = float("inf"), 0, time.perf_counter()
     while reps < 3 or (time.perf_counter() - start < 0.5 and reps < 200):
@@ -59,7 +65,8 @@ if jax is not None:
         return l_, jax.vmap(lambda m, v: jsl.cho_solve((m, True), v))(l_, b)
 
     ja, jb = jnp.asarray(a), jnp.asarray(b)
-    timed("  JAX jit", "1000x8x8", lambda: [x.block_until_ready() for x in chol_solve(ja, jb)])
+    timed("batched chol+cho_solve JAX", "1000x8x8", lambda: [x.block_until_ready() for x in chol_solve(ja, jb)])
+timed("batched cholesky", "1000x8x8", lambda: np.linalg.cholesky(a))
 timed("batched solve", "1000x8x8", lambda: np.linalg.solve(a, b[..., None]))
 timed("batched det", "1000x8x8", lambda: np.linalg.det(a))
 for n, kl, ku in ((1000, 1, 1), (10000, 1, 1), (2000, 3, 2)):

@@ -325,29 +325,32 @@ fn eigh_imp<T: Real>(
         outs.push(OutSpec::float(&[n, n]));
     }
     b.run(&outs, |c| {
-        let mut a = symmetric_from(c[0].mat(), lower);
+        // faer reads the one triangle it is told to (copying it into its own workspace), so
+        // a single matrix is passed as it lies.
+        let mut a = c[0].mat();
+        let mut side = if lower { Side::Lower } else { Side::Upper };
         // For the pencil, b = L Lᵀ turns a v = w b v into (L⁻¹ a L⁻ᵀ) y = w y with v = L⁻ᵀ y.
+        let reduced;
         let chol = match c.get(1) {
             Some(bm) => {
                 let llt = symmetric_from(bm.mat(), lower)
                     .llt(Side::Lower)
                     .map_err(|_| LinalgError::NotPositiveDefinite { op, arg: "b" })?;
                 let l = llt.L().to_owned();
-                let mut y = a.clone();
+                let mut y = symmetric_from(a, lower);
                 l.solve_lower_triangular_in_place(y.as_mut());
                 let mut z = y.transpose().to_owned();
                 l.solve_lower_triangular_in_place(z.as_mut());
-                a = symmetric_from(z.as_ref(), true);
+                reduced = z;
+                (a, side) = (reduced.as_ref(), Side::Lower);
                 Some(l)
             }
             None => None,
         };
         if !vectors {
-            return Ok(vec![
-                a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?,
-            ]);
+            return Ok(vec![a.self_adjoint_eigenvalues(side).map_err(no_conv)?]);
         }
-        let f = a.self_adjoint_eigen(Side::Lower).map_err(no_conv)?;
+        let f = a.self_adjoint_eigen(side).map_err(no_conv)?;
         let w = f.S().column_vector();
         let mut v = f.U().to_owned();
         if let Some(l) = chol {

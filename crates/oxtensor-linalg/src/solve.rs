@@ -450,10 +450,28 @@ pub fn inv(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
 fn inv_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec]) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("inv", inputs, args)?;
     let m = b.square(0, "a")?;
-    b.run(&[OutSpec::float(&[m, m])], |c| {
-        let x = lu_solve_checked("inv", "a", c[0].mat(), identity::<T>(m).as_ref())?;
-        Ok(vec![rows(x.as_ref())])
-    })
+    let small = m <= small::SMALL;
+    let scratch = if small {
+        StackReq::new::<T>(m * m)
+    } else {
+        StackReq::EMPTY
+    };
+    let x = b.run_into(&[m, m], scratch, |c, x, stack| {
+        if small {
+            let (mut w, _) = stack.make_with(m * m, |i| c[0].data[i]);
+            for i in 0..m {
+                x[i * m + i] = T::lit(1.0);
+            }
+            return match small::lu_solve(&mut w, x, m, m) {
+                Some(i) => Err(singular("inv", "a", i)),
+                None => Ok(()),
+            };
+        }
+        let inv = lu_solve_checked("inv", "a", c[0].mat(), identity::<T>(m).as_ref())?;
+        write_rows(inv.as_ref(), x);
+        Ok(())
+    })?;
+    Ok(vec![x])
 }
 
 /// Moore–Penrose pseudo-inverse, `(m,n)->(n,m)`, like `numpy.linalg.pinv`: singular values
