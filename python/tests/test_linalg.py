@@ -380,6 +380,38 @@ def test_tridiagonal_solve_gradient_reads_only_the_band(rng):
     assert np.all(g[np.triu(np.tril(np.ones((4, 4)), 1), -1) == 0] == 0)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_banded_and_tridiagonal_solves_match_scipy_structured_solvers(mode, rng):
+    n = 60
+    a = np.triu(np.tril(rng.standard_normal((n, n)) + 3 * np.eye(n), 1), -2)
+    ab = np.zeros((4, n))  # solve_banded's layout for (l, u) = (2, 1)
+    for i in range(n):
+        for j in range(max(0, i - 2), min(n, i + 2)):
+            ab[1 + i - j, j] = a[i, j]
+    # A small diagonal under larger off-diagonals: elimination must interchange rows.
+    tri = np.diag(rng.uniform(0.1, 0.3, n))
+    tri += np.diag(rng.uniform(1, 2, n - 1), -1) + np.diag(rng.uniform(1, 2, n - 1), 1)
+    junk = rng.standard_normal((n, n))
+    t = tri + np.triu(junk, 2) + np.tril(junk, -2)  # never read by the tridiagonal solve
+    b = rng.standard_normal((n, 3))
+    A, T, B = sym(a, "a"), sym(t, "t"), sym(b, "b")
+    cases = [
+        (la.solve(A, B, assume_a="banded"), sla.solve_banded((2, 1), ab, b), a),
+        (la.solve(A, B, assume_a="banded", transposed=True), sla.solve(a.T, b), a),
+        (la.solve(T, B, assume_a="tridiagonal"), sla.solve(t, b, assume_a="tridiagonal"), tri),
+        (la.solve(T, B, assume_a="tridiagonal", transposed=True), sla.solve(tri.T, b), tri),
+    ]
+    got = run([A, T, B], [c[0] for c in cases], [a, t, b], mode)
+    for k, (g, (_, want, m)) in enumerate(zip(got, cases)):
+        tol = 1e-14 * np.linalg.cond(m) * np.abs(want).max()
+        np.testing.assert_allclose(g, want, rtol=0, atol=tol, err_msg=f"case {k}")
+
+
+def test_banded_solve_gradient_matches_finite_differences(rng):
+    a = np.triu(np.tril(rng.standard_normal((5, 5)) + 3 * np.eye(5), 2), -1)
+    fd_check(lambda x, y: la.solve(x, y, assume_a="banded"), [a, rng.standard_normal(5)], rng)
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_generalized_eigh_matches_scipy(lower, rng):
     a, b = rng.standard_normal((4, 4)), spd(rng, 4, 4)

@@ -115,10 +115,12 @@ pub(crate) fn pullback(
                 let mbar = neg(&outer_core(&bbar, x, *b_ndim)?)?;
                 let abar = if *transposed { mt(&mbar)? } else { mbar };
                 match assume_a {
-                    AssumeA::General => Ok(abar),
+                    AssumeA::General | AssumeA::Banded => Ok(abar),
                     AssumeA::Symmetric | AssumeA::PositiveDefinite => {
                         fold_to_triangle(&abar, *lower)
                     }
+                    // Only the three central diagonals are read.
+                    AssumeA::Tridiagonal => la::triu(&la::tril(&abar, 1)?, -1),
                 }
             })
         }

@@ -25,6 +25,11 @@ pub enum AssumeA {
     Symmetric,
     /// Symmetric positive definite (Cholesky): only one triangle is read.
     PositiveDefinite,
+    /// Tridiagonal: only the three central diagonals are read; an O(m) solve.
+    Tridiagonal,
+    /// Banded: the bandwidths are found from the values (as SciPy does) and a narrow band is
+    /// solved in O(m·bandwidth²); every entry is read.
+    Banded,
 }
 
 /// Which factors [`LinalgOp::Qr`] returns (NumPy's `mode`).

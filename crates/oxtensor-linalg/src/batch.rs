@@ -6,6 +6,7 @@ use faer::MatRef;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use oxtensor_data::{DType, StridedIndex, Tensor, broadcast_shapes, broadcast_strides};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// One input of an op: its name (for messages) and how many trailing dimensions its core has.
 #[derive(Clone, Copy)]
@@ -131,24 +132,27 @@ pub(crate) fn check_arity(
 }
 
 /// Inputs read as `T`, with their broadcast batch shape and per-batch-element offsets.
-pub(crate) struct Batched<T> {
+///
+/// An input that is already contiguous and of dtype `T` is borrowed, not copied: for a large
+/// batch of tiny matrices that copy costs as much as the factorisations themselves.
+pub(crate) struct Batched<'a, T: Clone> {
     op: &'static str,
     /// The broadcast batch shape.
     pub batch: Vec<usize>,
     /// Each input's core shape.
     pub cores: Vec<Vec<usize>>,
-    data: Vec<Vec<T>>,
+    data: Vec<Cow<'a, [T]>>,
     offsets: Vec<Vec<usize>>,
 }
 
-impl<T: Real> Batched<T> {
+impl<'a, T: Real> Batched<'a, T> {
     /// Reads `inputs` (one per `args` entry, or `args[last]` repeated for variadic ops),
     /// checks each has at least its core dimensions, and broadcasts the batch dimensions.
     pub fn new(
         op: &'static str,
-        inputs: &[&Tensor],
+        inputs: &[&'a Tensor],
         args: &[ArgSpec],
-    ) -> Result<Batched<T>, LinalgError> {
+    ) -> Result<Batched<'a, T>, LinalgError> {
         let mut batch_shapes = Vec::with_capacity(inputs.len());
         let mut cores = Vec::with_capacity(inputs.len());
         let mut data = Vec::with_capacity(inputs.len());
@@ -174,15 +178,18 @@ impl<T: Real> Batched<T> {
             let split = shape.len() - spec.core_ndim;
             batch_shapes.push(shape[..split].to_vec());
             cores.push(shape[split..].to_vec());
-            let values = t
-                .cast(T::DTYPE)
-                .to_vec::<T>()
-                .map_err(|_| LinalgError::DType {
-                    op,
-                    arg: spec.name,
-                    expected: "a numeric dtype",
-                    got: t.dtype(),
-                })?;
+            let values =
+                match t.as_slice::<T>() {
+                    Some(borrowed) => Cow::Borrowed(borrowed),
+                    None => Cow::Owned(t.cast(T::DTYPE).to_vec::<T>().map_err(|_| {
+                        LinalgError::DType {
+                            op,
+                            arg: spec.name,
+                            expected: "a numeric dtype",
+                            got: t.dtype(),
+                        }
+                    })?),
+                };
             data.push(values);
         }
         let mut batch: Vec<usize> = Vec::new();

@@ -1,6 +1,7 @@
 //! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
+use crate::small;
 use crate::util::{Lu, symmetric_from};
 use crate::{LinalgError, Real};
 use faer::linalg::cholesky::llt;
@@ -51,7 +52,23 @@ fn cholesky_imp<T: Real>(
     let b = Batched::<T>::new("cholesky", inputs, &A)?;
     let n = b.square(0, "a")?;
     let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
+    let not_pd = |out: &mut [T]| match p.on_error {
+        OnError::Nan => {
+            out.fill(T::nan());
+            Ok(())
+        }
+        OnError::Raise => Err(LinalgError::NotPositiveDefinite {
+            op: "cholesky",
+            arg: "a",
+        }),
+    };
     let t = b.run_into(&[n, n], scratch, |c, out, stack| {
+        if n <= small::SMALL {
+            if !small::cholesky(c[0].data, out, n, p.lower) {
+                return not_pd(out);
+            }
+            return Ok(());
+        }
         // Factor a row-major copy of `a`, made in its output slice, in place. Seen as
         // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
         // upper one: an upper factor is computed directly (L' in that lower triangle, and
@@ -74,16 +91,7 @@ fn cholesky_imp<T: Real>(
             Default::default(),
         );
         if factored.is_err() {
-            return match p.on_error {
-                OnError::Nan => {
-                    out.fill(T::nan());
-                    Ok(())
-                }
-                OnError::Raise => Err(LinalgError::NotPositiveDefinite {
-                    op: "cholesky",
-                    arg: "a",
-                }),
-            };
+            return not_pd(out);
         }
         for i in 0..n {
             for j in i + 1..n {
@@ -317,29 +325,32 @@ fn eigh_imp<T: Real>(
         outs.push(OutSpec::float(&[n, n]));
     }
     b.run(&outs, |c| {
-        let mut a = symmetric_from(c[0].mat(), lower);
+        // faer reads the one triangle it is told to (copying it into its own workspace), so
+        // a single matrix is passed as it lies.
+        let mut a = c[0].mat();
+        let mut side = if lower { Side::Lower } else { Side::Upper };
         // For the pencil, b = L Lᵀ turns a v = w b v into (L⁻¹ a L⁻ᵀ) y = w y with v = L⁻ᵀ y.
+        let reduced;
         let chol = match c.get(1) {
             Some(bm) => {
                 let llt = symmetric_from(bm.mat(), lower)
                     .llt(Side::Lower)
                     .map_err(|_| LinalgError::NotPositiveDefinite { op, arg: "b" })?;
                 let l = llt.L().to_owned();
-                let mut y = a.clone();
+                let mut y = symmetric_from(a, lower);
                 l.solve_lower_triangular_in_place(y.as_mut());
                 let mut z = y.transpose().to_owned();
                 l.solve_lower_triangular_in_place(z.as_mut());
-                a = symmetric_from(z.as_ref(), true);
+                reduced = z;
+                (a, side) = (reduced.as_ref(), Side::Lower);
                 Some(l)
             }
             None => None,
         };
         if !vectors {
-            return Ok(vec![
-                a.self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?,
-            ]);
+            return Ok(vec![a.self_adjoint_eigenvalues(side).map_err(no_conv)?]);
         }
-        let f = a.self_adjoint_eigen(Side::Lower).map_err(no_conv)?;
+        let f = a.self_adjoint_eigen(side).map_err(no_conv)?;
         let w = f.S().column_vector();
         let mut v = f.U().to_owned();
         if let Some(l) = chol {
@@ -398,7 +409,7 @@ fn eig_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
 
 /// The core shape of matrix input `i`, `(m, n)`.
 pub(crate) fn matrix_dims<T: Real>(
-    b: &Batched<T>,
+    b: &Batched<'_, T>,
     i: usize,
     arg: &'static str,
 ) -> Result<(usize, usize), LinalgError> {

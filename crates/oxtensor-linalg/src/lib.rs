@@ -19,8 +19,8 @@
 //! - [`qr`] has no `'raw'` mode; [`lstsq`]'s residuals have a shape fixed by the input shapes;
 //! - [`kron`] and [`norm`] work on the trailing one or two axes (leading axes are batch axes);
 //!   callers move other axes there first;
-//! - [`solve`]'s `assume_a` covers general, symmetric and positive definite matrices (no
-//!   banded, tridiagonal or diagonal variants).
+//! - [`solve`]'s `assume_a` covers general, symmetric, positive definite, tridiagonal and
+//!   banded matrices (no diagonal variant: callers divide).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -34,6 +34,7 @@ macro_rules! by_dtype {
     };
 }
 
+mod banded;
 mod batch;
 mod construct;
 mod decomp;
@@ -42,6 +43,7 @@ mod matfn;
 mod real;
 mod reduce;
 mod schur;
+mod small;
 mod solve;
 mod sylvester;
 mod util;

@@ -2,8 +2,11 @@
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype};
 use crate::decomp::matrix_dims;
-use crate::util::{Lu, norm1};
-use crate::{LinalgError, Real};
+use crate::util::norm1;
+use crate::{LinalgError, Real, small};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+use faer::{MatMut, Par};
 use oxtensor_data::Tensor;
 
 const A: [ArgSpec; 1] = [ArgSpec::matrix("a")];
@@ -30,17 +33,31 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
     } else {
         vec![OutSpec::float(&[])]
     };
+    if !log && n <= small::SMALL {
+        // One workspace per run, no per-matrix allocation (see `small`).
+        let scratch = StackReq::new::<T>(n * n);
+        let t = b.run_into(&[], scratch, |c, out, stack| {
+            let (mut w, _) = stack.make_with(n * n, |i| c[0].data[i]);
+            out[0] = match small::eliminate(&mut w, &mut [], n, 0) {
+                Ok(odd) => (0..n).fold(T::lit(if odd { -1.0 } else { 1.0 }), |acc, i| {
+                    acc * w[i * n + i]
+                }),
+                Err(_) => T::lit(0.0),
+            };
+            Ok(())
+        })?;
+        return Ok(vec![t]);
+    }
     b.run(&outs, |c| {
-        let f = Lu::new(c[0].mat());
-        let diag = (0..n).map(|i| f.u[(i, i)]);
+        let (diag, odd) = lu_diagonal(c[0].data, n);
+        let sign = T::lit(if odd { -1.0 } else { 1.0 });
         if !log {
-            let d = diag.fold(T::lit(f.perm_sign()), |acc, x| acc * x);
-            return Ok(vec![vec![d]]);
+            return Ok(vec![vec![diag.iter().fold(sign, |acc, &x| acc * x)]]);
         }
-        if f.zero_pivot().is_some() {
+        if diag.contains(&T::lit(0.0)) {
             return Ok(vec![vec![T::lit(0.0)], vec![T::lit(f64::NEG_INFINITY)]]);
         }
-        let mut sign = f.perm_sign();
+        let mut sign = sign;
         let mut logabs = T::lit(0.0);
         for x in diag {
             if x < T::lit(0.0) {
@@ -48,8 +65,32 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
             }
             logabs += x.abs().ln();
         }
-        Ok(vec![vec![T::lit(sign)], vec![logabs]])
+        Ok(vec![vec![sign], vec![logabs]])
     })
+}
+
+/// `U`'s diagonal in the LU factorisation with partial pivoting of `aᵀ`, and whether its row
+/// interchanges are odd: `det(a) = det(aᵀ) = ±Π diag`. The row-major core read as
+/// column-major is `aᵀ` in faer's preferred layout, so the working copy is one `memcpy` and
+/// the factorisation runs in place with no further copies of the factors.
+fn lu_diagonal<T: Real>(data: &[T], n: usize) -> (Vec<T>, bool) {
+    if n == 0 {
+        return (Vec::new(), false);
+    }
+    let mut work = data.to_vec();
+    let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
+    let scratch = lu_in_place_scratch::<usize, T>(n, n, Par::Seq, Default::default());
+    let mut mem = MemBuffer::new(scratch);
+    let (info, _) = lu_in_place(
+        MatMut::from_column_major_slice_mut(&mut work, n, n),
+        &mut perm,
+        &mut perm_inv,
+        Par::Seq,
+        MemStack::new(&mut mem),
+        Default::default(),
+    );
+    let diag = (0..n).map(|i| work[i * n + i]).collect();
+    (diag, info.transposition_count % 2 == 1)
 }
 
 /// The order of a [`norm`], as NumPy's `ord`.

@@ -2,8 +2,9 @@
 
 use crate::batch::{ArgSpec, Batched, Core, OutSpec, check_arity, float_dtype, rows};
 use crate::decomp::matrix_dims;
-use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from};
+use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
+use crate::{banded, small};
 use faer::dyn_stack::StackReq;
 use faer::prelude::*;
 use faer::{Mat, MatMut, MatRef, Side};
@@ -19,6 +20,14 @@ pub enum AssumeA {
     Symmetric,
     /// Symmetric positive definite: Cholesky; only one triangle is read.
     PositiveDefinite,
+    /// Tridiagonal: only the three central diagonals are read, and the solve takes O(m)
+    /// time (LU with partial pivoting as LAPACK's `gtsv`).
+    Tridiagonal,
+    /// Banded: the bandwidths are found from the values (the furthest non-zero entries
+    /// below and above the diagonal, as SciPy does), and a narrow band is solved in
+    /// O(m·kl·(kl+ku)) time by banded LU with partial pivoting (as LAPACK's `gbsv`); a wide
+    /// one takes the general solve.
+    Banded,
 }
 
 /// Parameters of [`solve`].
@@ -55,7 +64,7 @@ fn ab_args(
 }
 
 /// Checks that `b` (input `i`) has `m` rows and returns its core shape as the output's.
-fn rhs_shape<T: Real>(b: &Batched<T>, i: usize, m: usize) -> Result<Vec<usize>, LinalgError> {
+fn rhs_shape<T: Real>(b: &Batched<'_, T>, i: usize, m: usize) -> Result<Vec<usize>, LinalgError> {
     let core = &b.cores[i];
     if core.first() != Some(&m) {
         let expected = if core.len() == 1 {
@@ -76,25 +85,103 @@ fn solve_imp<T: Real>(
     let b = Batched::<T>::new("solve", inputs, args)?;
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
-    b.run(&[OutSpec::float(&out)], |c| {
+    let k = out.get(1).copied().unwrap_or(1);
+    let scratch = match p.assume_a {
+        AssumeA::Tridiagonal => StackReq::new::<T>(4 * m),
+        _ if m <= small::SMALL => StackReq::new::<T>(m * m),
+        _ => StackReq::EMPTY,
+    };
+    let x = b.run_into(&out, scratch, |c, x, stack| {
+        let a = c[0].data;
+        x.copy_from_slice(c[1].data);
+        let singular_at = |i| Err(singular("solve", "a", i));
+        match p.assume_a {
+            AssumeA::Tridiagonal => {
+                let (mut w, _) = stack.make_with(4 * m, |_| T::lit(0.0));
+                return match banded::tridiagonal_solve(a, p.transposed, x, m, k, &mut w) {
+                    Some(i) => singular_at(i),
+                    None => Ok(()),
+                };
+            }
+            AssumeA::Banded => {
+                let (kl, ku) = banded::bandwidths(a, m);
+                if banded::band_pays(m, kl, ku) {
+                    return match banded::banded_solve(a, p.transposed, (kl, ku), x, m, k) {
+                        Some(i) => singular_at(i),
+                        None => Ok(()),
+                    };
+                }
+            }
+            _ => {}
+        }
+        if m <= small::SMALL {
+            let (mut w, _) = stack.make_with(m * m, |_| T::lit(0.0));
+            return solve_small(p, a, &mut w, x, m, k);
+        }
         let a = c[0].mat();
         let rhs = c[1].mat();
-        let x = match p.assume_a {
-            AssumeA::General if p.transposed => lu_solve_checked("solve", "a", a.transpose(), rhs)?,
-            AssumeA::General => lu_solve_checked("solve", "a", a, rhs)?,
+        let sol = match p.assume_a {
+            AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded if p.transposed => {
+                lu_solve_checked("solve", "a", a.transpose(), rhs)?
+            }
+            AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded => {
+                lu_solve_checked("solve", "a", a, rhs)?
+            }
             AssumeA::Symmetric => {
                 lu_solve_checked("solve", "a", symmetric_from(a, p.lower).as_ref(), rhs)?
             }
             AssumeA::PositiveDefinite => symmetric_from(a, p.lower)
                 .llt(Side::Lower)
-                .map_err(|_| LinalgError::NotPositiveDefinite {
-                    op: "solve",
-                    arg: "a",
-                })?
+                .map_err(|_| not_pd())?
                 .solve(rhs),
         };
-        Ok(vec![rows(x.as_ref())])
-    })
+        write_rows(sol.as_ref(), x);
+        Ok(())
+    })?;
+    Ok(vec![x])
+}
+
+fn not_pd() -> LinalgError {
+    LinalgError::NotPositiveDefinite {
+        op: "solve",
+        arg: "a",
+    }
+}
+
+/// [`solve`] of one tiny system (order ≤ [`small::SMALL`]) by the unblocked kernels, with
+/// `w` (`m × m`) as the working matrix and `x` holding `b` on entry.
+fn solve_small<T: Real>(
+    p: &SolveParams,
+    a: &[T],
+    w: &mut [T],
+    x: &mut [T],
+    m: usize,
+    k: usize,
+) -> Result<(), LinalgError> {
+    if p.assume_a == AssumeA::PositiveDefinite {
+        if !small::cholesky(a, w, m, p.lower) {
+            return Err(not_pd());
+        }
+        // Entry (i, j), j ≤ i, of the lower factor L: where the upper factor U = Lᵀ keeps it.
+        let l = |i: usize, j: usize| if p.lower { w[i * m + j] } else { w[j * m + i] };
+        small::lower_solve(l, false, x, m, k);
+        small::upper_solve(|i, j| l(j, i), false, x, m, k);
+        return Ok(());
+    }
+    for i in 0..m {
+        for j in 0..m {
+            w[i * m + j] = match p.assume_a {
+                AssumeA::Symmetric if (i >= j) == p.lower => a[i * m + j],
+                AssumeA::Symmetric => a[j * m + i],
+                _ if p.transposed => a[j * m + i],
+                _ => a[i * m + j],
+            };
+        }
+    }
+    match small::lu_solve(w, x, m, k) {
+        Some(i) => Err(singular("solve", "a", i)),
+        None => Ok(()),
+    }
 }
 
 /// Which system [`solve_triangular`] solves (SciPy's `trans`).
@@ -136,7 +223,6 @@ pub fn solve_triangular(
     )
 }
 
-/// Solves `t x = b` for triangular `t` (lower when `lower`), checking the diagonal.
 /// `x` with `t x = b` for the `lower` (or upper) triangle of `t`, read in place (faer reads
 /// one triangle only, so `t` needs no copy with the other zeroed); with `unit`, its diagonal
 /// is taken to be ones and not read.
@@ -170,15 +256,48 @@ fn solve_triangular_imp<T: Real>(
     let b = Batched::<T>::new(OP, inputs, args)?;
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
-    b.run(&[OutSpec::float(&out)], |c| {
-        let (t, unit) = (c[0].mat(), p.unit_diagonal);
-        let x = if p.trans == Trans::N {
-            tri_solve(OP, "a", t, p.lower, unit, c[1].mat())?
+    let k = out.get(1).copied().unwrap_or(1);
+    // The system's matrix is lower triangular when `a`'s lower triangle is used untransposed
+    // or its upper one transposed.
+    let lower = p.lower == (p.trans == Trans::N);
+    let x = b.run_into(&out, StackReq::EMPTY, |c, x, _| {
+        let a = c[0].data;
+        if !p.unit_diagonal
+            && let Some(i) = (0..m).find(|&i| a[i * m + i] == T::lit(0.0))
+        {
+            return Err(singular(OP, "a", i));
+        }
+        x.copy_from_slice(c[1].data);
+        if m <= small::SMALL {
+            let t = |i: usize, j: usize| {
+                if p.trans == Trans::N {
+                    a[i * m + j]
+                } else {
+                    a[j * m + i]
+                }
+            };
+            if lower {
+                small::lower_solve(t, p.unit_diagonal, x, m, k);
+            } else {
+                small::upper_solve(t, p.unit_diagonal, x, m, k);
+            }
+            return Ok(());
+        }
+        let t = if p.trans == Trans::N {
+            c[0].mat()
         } else {
-            tri_solve(OP, "a", t.transpose(), !p.lower, unit, c[1].mat())?
+            c[0].mat().transpose()
         };
-        Ok(vec![rows(x.as_ref())])
-    })
+        let view = MatMut::from_row_major_slice_mut(x, m, k);
+        match (lower, p.unit_diagonal) {
+            (true, false) => t.solve_lower_triangular_in_place(view),
+            (false, false) => t.solve_upper_triangular_in_place(view),
+            (true, true) => t.solve_unit_lower_triangular_in_place(view),
+            (false, true) => t.solve_unit_upper_triangular_in_place(view),
+        }
+        Ok(())
+    })?;
+    Ok(vec![x])
 }
 
 /// Parameters of [`cho_solve`].
@@ -217,6 +336,14 @@ fn cho_solve_imp<T: Real>(
             return Err(singular(OP, "c", i));
         }
         x.copy_from_slice(c[1].data);
+        if m <= small::SMALL {
+            let a = c[0].data;
+            // Entry (i, j), j ≤ i, of L: where the upper factor U = Lᵀ keeps it.
+            let l = |i: usize, j: usize| if p.lower { a[i * m + j] } else { a[j * m + i] };
+            small::lower_solve(l, false, x, m, cols);
+            small::upper_solve(|i, j| l(j, i), false, x, m, cols);
+            return Ok(());
+        }
         let mut view = MatMut::from_row_major_slice_mut(x, m, cols);
         l.solve_lower_triangular_in_place(view.rb_mut());
         l.transpose().solve_upper_triangular_in_place(view);
@@ -323,10 +450,28 @@ pub fn inv(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
 fn inv_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec]) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("inv", inputs, args)?;
     let m = b.square(0, "a")?;
-    b.run(&[OutSpec::float(&[m, m])], |c| {
-        let x = lu_solve_checked("inv", "a", c[0].mat(), identity::<T>(m).as_ref())?;
-        Ok(vec![rows(x.as_ref())])
-    })
+    let small = m <= small::SMALL;
+    let scratch = if small {
+        StackReq::new::<T>(m * m)
+    } else {
+        StackReq::EMPTY
+    };
+    let x = b.run_into(&[m, m], scratch, |c, x, stack| {
+        if small {
+            let (mut w, _) = stack.make_with(m * m, |i| c[0].data[i]);
+            for i in 0..m {
+                x[i * m + i] = T::lit(1.0);
+            }
+            return match small::lu_solve(&mut w, x, m, m) {
+                Some(i) => Err(singular("inv", "a", i)),
+                None => Ok(()),
+            };
+        }
+        let inv = lu_solve_checked("inv", "a", c[0].mat(), identity::<T>(m).as_ref())?;
+        write_rows(inv.as_ref(), x);
+        Ok(())
+    })?;
+    Ok(vec![x])
 }
 
 /// Moore–Penrose pseudo-inverse, `(m,n)->(n,m)`, like `numpy.linalg.pinv`: singular values

@@ -35,12 +35,6 @@ impl<T: Real> Lu<T> {
         }
     }
 
-    /// The index of the first zero on `U`'s diagonal (exact singularity), if any.
-    pub fn zero_pivot(&self) -> Option<usize> {
-        let k = self.u.nrows().min(self.u.ncols());
-        (0..k).find(|&i| self.u[(i, i)] == T::lit(0.0))
-    }
-
     /// LAPACK-style pivots (0-based): at step `i`, row `i` was swapped with row `piv[i]`.
     pub fn lapack_pivots(&self) -> Vec<usize> {
         let k = self.l.ncols();
@@ -54,29 +48,6 @@ impl<T: Real> Lu<T> {
             perm.swap(i, j);
         }
         piv
-    }
-
-    /// +1 or -1: the sign of the row permutation.
-    pub fn perm_sign(&self) -> f64 {
-        let n = self.fwd.len();
-        let mut seen = vec![false; n];
-        let mut sign = 1.0;
-        for s in 0..n {
-            if seen[s] {
-                continue;
-            }
-            let mut len = 0;
-            let mut i = s;
-            while !seen[i] {
-                seen[i] = true;
-                i = self.fwd[i];
-                len += 1;
-            }
-            if len % 2 == 0 {
-                sign = -sign;
-            }
-        }
-        sign
     }
 }
 
@@ -102,6 +73,16 @@ pub(crate) fn singular(op: &'static str, arg: &'static str, i: usize) -> LinalgE
         op,
         arg,
         detail: format!(": zero pivot at diagonal position {i}"),
+    }
+}
+
+/// Writes matrix `m` into `out` in row-major order.
+pub(crate) fn write_rows<T: Real>(m: MatRef<'_, T>, out: &mut [T]) {
+    let c = m.ncols();
+    for (i, row) in out.chunks_exact_mut(c.max(1)).take(m.nrows()).enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = m[(i, j)];
+        }
     }
 }
 

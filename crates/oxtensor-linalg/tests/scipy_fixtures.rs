@@ -94,6 +94,8 @@ fn call(op: &str, p: &Value, x: &[&Tensor]) -> Result<Vec<Tensor>, la::LinalgErr
                 assume_a: match p.get("assume_a").and_then(Value::as_str) {
                     Some("sym") => la::AssumeA::Symmetric,
                     Some("pos") => la::AssumeA::PositiveDefinite,
+                    Some("tridiagonal") => la::AssumeA::Tridiagonal,
+                    Some("banded") => la::AssumeA::Banded,
                     _ => la::AssumeA::General,
                 },
                 lower: b(p, "lower", false),

@@ -24,8 +24,10 @@ fn assume_a(name: &str) -> PyResult<AssumeA> {
         "gen" | "general" => Ok(AssumeA::General),
         "sym" | "symmetric" | "her" | "hermitian" => Ok(AssumeA::Symmetric),
         "pos" | "positive definite" => Ok(AssumeA::PositiveDefinite),
+        "tridiagonal" => Ok(AssumeA::Tridiagonal),
+        "banded" => Ok(AssumeA::Banded),
         other => Err(value_err(format!(
-            "solve: assume_a={other:?} is not supported; expected 'gen', 'sym', 'her' or 'pos'"
+            "solve: assume_a={other:?} is not supported; expected 'gen', 'sym', 'her', 'pos', 'tridiagonal' or 'banded'"
         ))),
     }
 }

@@ -15,6 +15,8 @@ fn assume_name(a: AssumeA) -> &'static str {
         AssumeA::General => "gen",
         AssumeA::Symmetric => "sym",
         AssumeA::PositiveDefinite => "pos",
+        AssumeA::Tridiagonal => "tridiagonal",
+        AssumeA::Banded => "banded",
     }
 }
 
@@ -112,6 +114,8 @@ pub fn decode_linalg(o: &Obj<'_>) -> Result<LinalgOp, SerialError> {
                 "gen" => AssumeA::General,
                 "sym" => AssumeA::Symmetric,
                 "pos" => AssumeA::PositiveDefinite,
+                "tridiagonal" => AssumeA::Tridiagonal,
+                "banded" => AssumeA::Banded,
                 other => {
                     return Err(SerialError::invalid(
                         &o.path("assume_a"),

@@ -656,3 +656,79 @@ fn lu_solve_gradient_reaches_the_packed_factors_directly() {
         );
     }
 }
+
+/// `a` with the entries more than `kl` below or `ku` above the diagonal zeroed.
+fn band_of(a: &Tensor, kl: usize, ku: usize) -> Tensor {
+    let n = a.shape()[a.ndim() - 1];
+    let mut v = a.to_vec_as::<f64>();
+    for (k, x) in v.iter_mut().enumerate() {
+        let (i, j) = ((k % (n * n)) / n, k % n);
+        if i > j + kl || j > i + ku {
+            *x = 0.0;
+        }
+    }
+    t(&v, a.shape())
+}
+
+#[test]
+fn tridiagonal_and_banded_solves_match_dense_solves_in_both_backends() {
+    let a = shifted(21, &[2], 9, 0.5);
+    let band = band_of(&a, 2, 1);
+    let b = t(&uniform(22, 9 * 3), &[9, 3]);
+    let (xa, xband, xb) = (
+        input_like("a", &a),
+        input_like("band", &band),
+        input_like("b", &b),
+    );
+    for transposed in [false, true] {
+        let dense = |m: &Tensor| {
+            oxtensor_linalg::solve(
+                &[m, &b],
+                &oxtensor_linalg::SolveParams {
+                    transposed,
+                    ..Default::default()
+                },
+            )
+            .expect("solve")
+            .remove(0)
+        };
+        let tri = la::solve(&xa, &xb, AssumeA::Tridiagonal, true, transposed, None).expect("tri");
+        let banded = la::solve(&xband, &xb, AssumeA::Banded, true, transposed, None).expect("band");
+        check(
+            &[xa.clone(), xband.clone(), xb.clone()],
+            &[tri, banded],
+            &[a.clone(), band.clone(), b.clone()],
+            &[dense(&band_of(&a, 1, 1)), dense(&band)],
+        );
+    }
+}
+
+#[test]
+fn gradients_of_structured_solves_match_finite_differences() {
+    let a = shifted(23, &[], 5, 0.5);
+    let b = t(&uniform(24, 10), &[5, 2]);
+    for transposed in [false, true] {
+        vg(
+            "solve tridiagonal",
+            |x| la::solve(&x[0], &x[1], AssumeA::Tridiagonal, true, transposed, None),
+            &[a.clone(), b.clone()],
+        );
+        vg(
+            "solve banded",
+            |x| la::solve(&x[0], &x[1], AssumeA::Banded, true, transposed, None),
+            &[band_of(&a, 1, 2), b.clone()],
+        );
+    }
+    // Entries outside the three diagonals are not read: their gradient is exactly zero.
+    let (xa, xb) = (input_like("a", &a), input_like("b", &b));
+    let x = la::solve(&xa, &xb, AssumeA::Tridiagonal, true, false, None).expect("solve");
+    let g = oxtensor::grad_vars(&x.sum(None), std::slice::from_ref(&xa)).expect("grad");
+    let f = function(&[xa, xb], &g).build().expect("compile");
+    let ga = f.call(&[a, b]).expect("call").remove(0).to_vec_as::<f64>();
+    for (k, v) in ga.iter().enumerate() {
+        let (i, j) = (k / 5, k % 5);
+        if i.abs_diff(j) > 1 {
+            assert_eq!(*v, 0.0, "gradient at ({i}, {j})");
+        }
+    }
+}

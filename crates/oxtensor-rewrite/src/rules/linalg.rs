@@ -291,9 +291,19 @@ fn gram_factor(a: &Var) -> Option<(Var, bool)> {
 
 // solve(L @ L.mT, b) → cho_solve(L, b): L Lᵀ is the Cholesky form of a symmetric matrix
 fn solve_with_cholesky_product(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
-    let (Op::Linalg(LinalgOp::Solve { b_ndim, .. }), [a, b]) = v.owner()? else {
+    let (
+        Op::Linalg(LinalgOp::Solve {
+            b_ndim, assume_a, ..
+        }),
+        [a, b],
+    ) = v.owner()?
+    else {
         return None;
     };
+    // A tridiagonal solve reads only the band of L Lᵀ, which is not the whole product.
+    if *assume_a == AssumeA::Tridiagonal {
+        return None;
+    }
     let (l, _) = gram_factor(a)?;
     let r = cast_to(&la::cho_solve(&l, b, true, Some(*b_ndim)).ok()?, v.dtype())?;
     shaped_like(r, v)

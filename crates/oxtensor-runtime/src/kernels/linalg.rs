@@ -58,6 +58,8 @@ pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, K
                     AssumeA::General => la::AssumeA::General,
                     AssumeA::Symmetric => la::AssumeA::Symmetric,
                     AssumeA::PositiveDefinite => la::AssumeA::PositiveDefinite,
+                    AssumeA::Tridiagonal => la::AssumeA::Tridiagonal,
+                    AssumeA::Banded => la::AssumeA::Banded,
                 },
                 lower: *lower,
                 transposed: *transposed,

@@ -100,11 +100,11 @@ def solve(
     vectors from a matrix.
 
     The structured cases read what SciPy's structured solvers read: ``"diagonal"`` divides by
-    the diagonal, ``"lower triangular"``/``"upper triangular"`` are ``solve_triangular``, and
-    ``"tridiagonal"`` solves with the three central diagonals of ``a`` (the rest masked to
-    zero; a dense LU factorization, not LAPACK's O(n) ``gtsv``). ``"banded"``, whose
-    bandwidth SciPy detects from the values, is a general solve. Gradients follow from the
-    compositions, confined to the entries each case reads."""
+    the diagonal, ``"lower triangular"``/``"upper triangular"`` are ``solve_triangular``,
+    ``"tridiagonal"`` reads only the three central diagonals of ``a`` and solves in O(n)
+    (LU with partial pivoting, as LAPACK's ``gtsv``), and ``"banded"`` finds the bandwidths
+    from the values, as SciPy does, and solves a narrow band in O(n·bandwidth²) (as
+    ``gbsv``). Gradients are confined to the entries each case reads."""
     assume_a = _SOLVE_ALIASES.get(assume_a, assume_a)
     b_ndim = _b_ndim(b_ndim)
     if assume_a in ("lower triangular", "upper triangular"):
@@ -117,12 +117,6 @@ def solve(
         if b_ndim is None:
             b_ndim = 2 if b.ndim > 1 else 1
         return b / (d if b_ndim == 1 else _basic.expand_dims(d, -1))
-    if assume_a == "tridiagonal":
-        a = _basic.as_tensor_variable(a)
-        a = _core.matrix_fn("triu", _core.matrix_fn("tril", a, 1), -1)
-        assume_a = "gen"
-    if assume_a == "banded":
-        assume_a = "gen"
     return _one(
         "solve",
         [a, b],
