@@ -89,6 +89,36 @@ def test_a_function_and_its_shared_variable_pickled_together_stay_linked(mode):
     np.testing.assert_array_equal(w3.get_value(), w.get_value())
 
 
+def test_an_expression_and_its_shared_variable_pickled_together_stay_linked():
+    x = pt.vector("x")
+    w = oxtensor.shared(np.array([1.0, 2.0]), name="w")
+    y = (x * w).sum()
+    y2, w2 = pickle.loads(pickle.dumps((y, w)))
+    (x2,) = _inputs_of(y2)
+    g = oxtensor.function([x2], y2, updates=[(w2, w2 + 1)])
+    assert g(np.ones(2)) == 3.0
+    np.testing.assert_array_equal(w2.get_value(), [2.0, 3.0])  # the loaded w is the one read
+    assert g(np.ones(2)) == 5.0
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+    # Pickled alone, the expression still loads with its own copy of w.
+    y3 = pickle.loads(pickle.dumps(y))
+    (x3,) = _inputs_of(y3)
+    assert oxtensor.function([x3], y3)(np.ones(2)) == 3.0
+
+
+def test_clone_replace_rebuilds_the_graph_on_the_replacements():
+    x, z = pt.dvector("x"), pt.dvector("z")
+    y = pt.exp(x).sum() * 2
+    y2 = oxtensor.clone_replace(y, {x: z * 3})
+    f = oxtensor.function([z], y2)
+    np.testing.assert_allclose(f(np.array([0.1, -0.2])), np.exp([0.3, -0.6]).sum() * 2, rtol=1e-14)
+    assert oxtensor.function([x], y)(np.zeros(2)) == 4.0  # the original graph is unchanged
+    a, b = oxtensor.clone_replace([y, x + 1], [(x, z)])
+    assert oxtensor.function([z], b)(np.array([1.0, 2.0])).tolist() == [2.0, 3.0]
+    with pytest.raises(TypeError, match=r"cannot replace .*x.* the types differ"):
+        oxtensor.clone_replace(y, {x: pt.fmatrix("m")})
+
+
 def test_a_generator_pickled_with_its_function_reseeds_it():
     rng = oxtensor.shared(np.random.default_rng(3))
     nxt, d = pt.random.normal(0, 1, size=(3,), rng=rng, return_next_rng=True)

@@ -11,6 +11,7 @@
 //! * [`convert`]: NumPy arrays in (zero-copy when the layout allows) and out (owning the Rust
 //!   buffer without a copy).
 //! * [`recycle`]: small output arrays reused once the caller has let go of them.
+//! * [`replace`]: `clone_replace`, substituting variables in a graph.
 //! * [`gradient`]: `grad`, `jacobian` and `hessian`.
 //! * [`site`]: the user's `file:line` recorded on every variable built from Python.
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
@@ -32,6 +33,7 @@ pub mod operand;
 pub mod profile;
 pub mod random;
 pub mod recycle;
+pub mod replace;
 pub mod scan;
 pub mod serial;
 pub mod site;
@@ -56,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     random::register(m)?;
     serial::register(m)?;
+    replace::register(m)?;
     special::register(m)?;
     extra::register(m)?;
     Ok(())

@@ -7,7 +7,8 @@ variables and the states of its random generators, and which loads without runni
 - ``pickle.dumps(f)`` stores the document of the graph ``f`` was built from, with how
   ``oxtensor.function`` was called (mode, names, defaults, ...); ``pickle.loads`` compiles it
   again (the generated C comes from the on-disk cache when it is there).
-- ``pickle.dumps(x)`` of a variable stores its graph; loading gives fresh variables.
+- ``pickle.dumps(x)`` of a variable stores its graph; loading gives fresh variables (but for
+  shared variables pickled with it, see below).
 - ``copy.copy(f)`` / ``f.copy(share_memory=True)`` compile the same graph again with the same
   shared variables; ``copy.deepcopy(f)`` / ``f.copy()`` with copies of them; ``swap`` replaces
   shared variables.
@@ -21,6 +22,8 @@ variable is pickled through one ``_SharedRef`` per live variable, which pickle's
 once (the Python wrappers of one variable are distinct objects, so the memo alone would not
 see them as one); a function's pickle lists the refs of the shared variables it reads, and
 loading compiles its graph with the loaded variables in place of the document's copies.
+Expressions do the same (``pickle.dumps((y, w))`` with ``y`` reading ``w``): loading rebuilds
+the expression on the loaded ``w`` (``clone_replace``).
 Objects pickled separately load with separate copies.
 """
 
@@ -118,7 +121,25 @@ def _loaded(var):
 def _reduce_variable(var):
     if var._kind == "shared":
         return (_loaded, (_ref(var),))
-    return (_variable_from_document, (_core.serialize([], [var], meta=json.dumps({"kind": "variable"})),))
+    document = _core.serialize([], [var], meta=json.dumps({"kind": "variable"}))
+    shared = _shared_read([var])
+    if not shared:
+        return (_variable_from_document, (document,))
+    return (_variable_with_shared, (document, [_ref(s) for s in shared]))
+
+
+def _variable_with_shared(text, shared):
+    """A pickled expression loaded with ``shared`` (the loaded variables of its pickle, in the
+    order ``_shared_read`` finds them) in place of the document's own copies."""
+    from oxtensor.graph import clone_replace
+
+    loaded = _variable_from_document(text)
+    found = _shared_read([loaded])
+    if len(found) != len(shared):
+        raise SerializationError(
+            f"the pickle lists {len(shared)} shared variables, its graph reads {len(found)}"
+        )
+    return clone_replace(loaded, list(zip(found, shared)))
 
 
 # --- functions ---------------------------------------------------------------------------
