@@ -204,6 +204,22 @@ def test_spawn_multiprocessing():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("mode", ["JAX", "PYTORCH"])
+def test_spawn_multiprocessing_in_other_engines(mode):
+    # The same pool with a function of another engine: each worker imports the engine and
+    # rebuilds the function from its pickle.
+    pytest.importorskip("jax" if mode == "JAX" else "torch")
+    x = pt.vector("x")
+    w = oxtensor.shared(np.array([0.5, -1.0, 2.0]), name="w")
+    f = oxtensor.function([x], [pt.exp(-x * w).sum(), pt.cumsum(x)], updates=[(w, w * 1.5 + x)], mode=mode)
+    xs = [np.array([0.1, 0.2, 0.3]) * k for k in range(4)]
+    want = [copy.deepcopy(f)(x)[0] for x in xs]
+    with mp.get_context("spawn").Pool(2) as pool:
+        got = pool.starmap(_call_in_worker, [(f, x) for x in xs])
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(a, b, rtol=1e-15)
+
+
 def test_copy_share_memory_and_swap():
     x = pt.vector("x")
     w = oxtensor.shared(np.zeros(3), name="w")
