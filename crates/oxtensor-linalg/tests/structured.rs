@@ -10,25 +10,8 @@ use common::*;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_linalg as la;
 
-/// xorshift64*, so the tests need no RNG crate; values in [-1, 1).
-struct Rng(u64);
-
+/// The matrices these tests draw.
 impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-    fn vec(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.next()).collect()
-    }
-    fn tensor(&mut self, shape: &[usize]) -> Tensor {
-        let n = shape.iter().product();
-        Tensor::from_slice(&self.vec(n), shape).expect("tensor")
-    }
-
     /// A well-conditioned tridiagonal `n × n` matrix that needs row interchanges: 2 × 2
     /// blocks with a small diagonal and larger off-diagonal entries, weakly coupled; entries
     /// outside the three diagonals hold junk when `junk` (a tridiagonal solve must not read

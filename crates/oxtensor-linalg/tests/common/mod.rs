@@ -144,3 +144,24 @@ pub fn sign_fix_cols(m: &mut M, companion_rows: Option<&mut M>) {
         }
     }
 }
+
+/// xorshift64*, so the tests need no RNG crate; values in [-1, 1). Each test file adds the
+/// generators of the matrices it needs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+    pub fn vec(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.next()).collect()
+    }
+    pub fn tensor(&mut self, shape: &[usize]) -> Tensor {
+        let n = shape.iter().product();
+        Tensor::from_slice(&self.vec(n), shape).expect("tensor")
+    }
+}
