@@ -20,19 +20,6 @@ impl Rng {
         }
         Tensor::from_slice(&d, &[batch, n, n]).expect("tensor")
     }
-    /// A batch of SPD matrices `G Gᵀ + n I`.
-    fn spd(&mut self, batch: usize, n: usize) -> Tensor {
-        let mut out = Vec::with_capacity(batch * n * n);
-        for _ in 0..batch {
-            let g = M::new(n, n, self.vec(n * n));
-            let mut a = g.mul(&g.t());
-            for i in 0..n {
-                a.d[i * n + i] += n as f64;
-            }
-            out.extend(a.d);
-        }
-        Tensor::from_slice(&out, &[batch, n, n]).expect("tensor")
-    }
 }
 
 const TOL: f64 = 1e-11;

@@ -238,16 +238,7 @@ fn singular_structured_systems_are_errors_naming_a() {
 fn batches_of_tiny_matrices_equal_single_calls_in_the_parallel_driver() {
     let mut rng = Rng(14);
     let (batch, n) = (1000, 8);
-    let mut spd = Vec::with_capacity(batch * n * n);
-    for _ in 0..batch {
-        let g = M::new(n, n, rng.vec(n * n));
-        let mut a = g.mul(&g.t());
-        for i in 0..n {
-            a.d[i * n + i] += n as f64;
-        }
-        spd.extend(a.d);
-    }
-    let a = Tensor::from_slice(&spd, &[batch, n, n]).expect("tensor");
+    let a = rng.spd(batch, n);
     let b = rng.tensor(&[batch, n]);
     let nd = Some(1);
     let l = one(la::cholesky(&[&a], &la::CholeskyParams::default()));
@@ -266,7 +257,7 @@ fn batches_of_tiny_matrices_equal_single_calls_in_the_parallel_driver() {
         },
     ));
     for k in [0, 1, 499, 999] {
-        let ak = Tensor::from_slice(&spd[k * n * n..(k + 1) * n * n], &[n, n]).expect("tensor");
+        let ak = Tensor::from_slice(&mat_at(&a, k).d, &[n, n]).expect("tensor");
         let bk = Tensor::from_slice(&vec_at(&b, k), &[n]).expect("tensor");
         let lk = one(la::cholesky(&[&ak], &la::CholeskyParams::default()));
         assert_eq!(mat_at(&l, k).d, lk.to_vec_as::<f64>(), "cholesky {k}");

@@ -164,4 +164,17 @@ impl Rng {
         let n = shape.iter().product();
         Tensor::from_slice(&self.vec(n), shape).expect("tensor")
     }
+    /// A batch of SPD matrices `G Gᵀ + n I`.
+    pub fn spd(&mut self, batch: usize, n: usize) -> Tensor {
+        let mut out = Vec::with_capacity(batch * n * n);
+        for _ in 0..batch {
+            let g = M::new(n, n, self.vec(n * n));
+            let mut a = g.mul(&g.t());
+            for i in 0..n {
+                a.d[i * n + i] += n as f64;
+            }
+            out.extend(a.d);
+        }
+        Tensor::from_slice(&out, &[batch, n, n]).expect("tensor")
+    }
 }
