@@ -43,8 +43,8 @@ def assert_matches(got, expected, rtol=None, atol=0.0, check_dtype=True):
     if check_dtype:
         assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
     if rtol is None:
-        rtol = 1e-5 if got.dtype == np.float32 else 1e-12
-    if got.dtype.kind == "f" or expected.dtype.kind == "f":
+        rtol = 1e-5 if got.dtype in (np.float32, np.complex64) else 1e-12
+    if got.dtype.kind in "fc" or expected.dtype.kind in "fc":
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, expected)

@@ -30,9 +30,8 @@ MODULES = [
     "gradient",
 ]
 
-THRESHOLD = 0.93
+THRESHOLD = 0.98
 
-_COMPLEX = "complex dtypes: issue 15, not started (needs complex support in oxtensor-data)"
 _INTERNAL = "PyTensor implementation detail, not user API"
 
 #: Names deliberately absent, each with its reason.
@@ -43,17 +42,6 @@ ALLOWED_MISSING = {
             "make_slice", "none_type_t", "slicetype", "values_eq_approx_always_true",
             "register_shape_c_code", "register_shape_i_c_code", "vectorize_shape",
             "as_list_or_tuple", "disconnected_type", "mode_not_slow",
-        ]
-    },
-    **{
-        n: _COMPLEX
-        for n in [
-            "complex", "complex_from_polar", "angle", "real", "imag", "conj", "conjugate",
-            "cscalar", "zscalar", "cvector", "zvector", "cmatrix", "zmatrix", "crow", "zrow",
-            "ccol", "zcol", "ctensor3", "ztensor3", "ctensor4", "ztensor4", "ctensor5",
-            "ztensor5", "ctensor6", "ztensor6", "ctensor7", "ztensor7", "cscalars", "zscalars",
-            "cvectors", "zvectors", "cmatrices", "zmatrices", "crows", "zrows", "ccols",
-            "zcols", "ctensor", "ztensor",
         ]
     },
 }
@@ -118,3 +106,9 @@ def test_api_coverage():
 def test_allowlist_reasons_are_given():
     for name, reason in ALLOWED_MISSING.items():
         assert reason.strip(), name
+
+
+def test_everything_missing_is_allowlisted():
+    _, _, missing = _coverage()
+    unexplained = [n for names in missing.values() for n in names if n not in ALLOWED_MISSING]
+    assert not unexplained, unexplained

@@ -2,8 +2,9 @@ use std::fmt;
 
 /// The element type of a tensor.
 ///
-/// The names follow NumPy (`float64`, `int32`, …). `Bool` is stored as one byte holding 0 or 1.
-/// Room is left for `float16`, `bfloat16` and complex types: they will be new variants here,
+/// The names follow NumPy (`float64`, `int32`, `complex128`, …). `Bool` is stored as one byte
+/// holding 0 or 1; a complex element is its real part followed by its imaginary part, as in
+/// NumPy and C99. Room is left for `float16` and `bfloat16`: they will be new variants here,
 /// and the exhaustive matches over `DType` list every place to extend.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -29,11 +30,15 @@ pub enum DType {
     F32,
     /// IEEE double precision.
     F64,
+    /// A complex number of two `float32` parts (NumPy's `complex64`).
+    C64,
+    /// A complex number of two `float64` parts (NumPy's `complex128`).
+    C128,
 }
 
 impl DType {
-    /// Every dtype, in promotion-table order.
-    pub const ALL: [DType; 11] = [
+    /// Every real (non-complex) dtype, in promotion-table order.
+    pub const REAL: [DType; 11] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -47,19 +52,55 @@ impl DType {
         DType::F64,
     ];
 
+    /// The complex dtypes.
+    pub const COMPLEX: [DType; 2] = [DType::C64, DType::C128];
+
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
     /// True for `float32` and `float64`.
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// True for `complex64` and `complex128`.
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// True for the floats and the complex types: the dtypes that float-valued functions
+    /// (`exp`, true division, ...) keep.
+    pub const fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The dtype of a complex type's real and imaginary parts (`complex64` → `float32`); any
+    /// other dtype is returned unchanged. This is the result type of `abs`, `real`, `imag` and
+    /// `angle`.
+    pub const fn real_part(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex type whose parts have this float type (`float32` → `complex64`; `float64`
+    /// → `complex128`); complex types are returned unchanged and any other dtype gives
+    /// `complex128`, NumPy's default complex type.
+    pub const fn complex_of(self) -> DType {
+        match self {
+            DType::F32 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
     }
 
     /// True for the signed and unsigned integer types (not `bool`).
@@ -96,6 +137,8 @@ impl DType {
             DType::U64 => "uint64",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -114,6 +157,8 @@ impl DType {
             "uint64" => DType::U64,
             "float32" => DType::F32,
             "float64" => DType::F64,
+            "complex64" => DType::C64,
+            "complex128" => DType::C128,
             _ => return None,
         })
     }

@@ -1,11 +1,12 @@
-use crate::DType;
+use crate::{C64, C128, DType};
 use std::fmt::Debug;
 
 /// A Rust type that is the in-memory representation of one [`DType`].
 ///
 /// Conversions follow NumPy's `astype`: float to integer truncates toward zero (saturating for
 /// out-of-range values, where NumPy's result is unspecified), integer to integer wraps, anything
-/// to `bool` tests for non-zero.
+/// to `bool` tests for non-zero, complex to real keeps the real part (NumPy warns and does the
+/// same), real to complex has a zero imaginary part.
 ///
 /// # Safety
 /// Implementors must be plain data with no padding, of exactly `DTYPE.size()` bytes, such that a
@@ -33,11 +34,23 @@ pub unsafe trait Element:
     fn from_u64(v: u64) -> Self;
     /// From a truth value (0 or 1).
     fn from_bool(v: bool) -> Self;
+    /// Value as the real and imaginary parts of a `complex128` (zero imaginary part for the
+    /// real dtypes).
+    #[inline]
+    fn to_c128(self) -> C128 {
+        C128::new(self.to_f64(), 0.0)
+    }
+    /// From a `complex128`: the real dtypes keep the real part, with `as` semantics.
+    #[inline]
+    fn from_c128(v: C128) -> Self {
+        Self::from_f64(v.re)
+    }
 
     /// Converts any element to this type with NumPy `astype` semantics.
     #[inline]
     fn cast_from<S: Element>(s: S) -> Self {
         match S::DTYPE {
+            DType::C64 | DType::C128 => Self::from_c128(s.to_c128()),
             DType::F32 | DType::F64 => Self::from_f64(s.to_f64()),
             DType::Bool => Self::from_bool(s.to_bool()),
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => Self::from_u64(s.to_u64()),
@@ -136,6 +149,59 @@ unsafe impl Element for bool {
     }
 }
 
+macro_rules! complex_element {
+    ($t:ty, $part:ty, $dt:ident) => {
+        // SAFETY: `Complex` is `repr(C)` with two fields of the same float type, so it has no
+        // padding and is exactly twice the part's size, which is `DType::size` of the dtype.
+        unsafe impl Element for $t {
+            const DTYPE: DType = DType::$dt;
+            #[inline]
+            fn to_f64(self) -> f64 {
+                self.re as f64
+            }
+            #[inline]
+            fn to_i64(self) -> i64 {
+                self.re as i64
+            }
+            #[inline]
+            fn to_u64(self) -> u64 {
+                self.re as u64
+            }
+            #[inline]
+            fn to_bool(self) -> bool {
+                self.re != 0.0 || self.im != 0.0
+            }
+            #[inline]
+            fn from_f64(v: f64) -> Self {
+                <$t>::new(v as $part, 0.0)
+            }
+            #[inline]
+            fn from_i64(v: i64) -> Self {
+                <$t>::new(v as $part, 0.0)
+            }
+            #[inline]
+            fn from_u64(v: u64) -> Self {
+                <$t>::new(v as $part, 0.0)
+            }
+            #[inline]
+            fn from_bool(v: bool) -> Self {
+                <$t>::new(u8::from(v) as $part, 0.0)
+            }
+            #[inline]
+            fn to_c128(self) -> C128 {
+                C128::new(self.re as f64, self.im as f64)
+            }
+            #[inline]
+            fn from_c128(v: C128) -> Self {
+                <$t>::new(v.re as $part, v.im as $part)
+            }
+        }
+    };
+}
+
+complex_element!(C64, f32, C64);
+complex_element!(C128, f64, C128);
+
 /// Runs `$body` with the type alias `$T` bound to the Rust type of the runtime dtype `$dt`.
 ///
 /// This is how dtype-erased code reaches generic kernels:
@@ -186,6 +252,14 @@ macro_rules! dispatch_dtype {
             }
             $crate::DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            $crate::DType::C64 => {
+                type $T = $crate::C64;
+                $body
+            }
+            $crate::DType::C128 => {
+                type $T = $crate::C128;
                 $body
             }
         }

@@ -6,6 +6,7 @@
 //! aligned) or borrowed from an external owner (a NumPy array) that it keeps alive.
 
 mod broadcast;
+mod complex;
 mod dtype;
 #[macro_use]
 mod element;
@@ -16,6 +17,7 @@ mod storage;
 mod tensor;
 
 pub use broadcast::{StridedIndex, broadcast_shapes, broadcast_strides, contiguous_strides};
+pub use complex::{C64, C128, Complex};
 pub use dtype::DType;
 pub use element::Element;
 pub use error::DataError;

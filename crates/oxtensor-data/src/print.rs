@@ -35,6 +35,8 @@ fn cells(t: &Tensor, shown: &[Vec<usize>], style: Style) -> Vec<String> {
         }),
         DType::F64 => floats(&pick(t, &flat, |v: f64| v), style, false),
         DType::F32 => floats(&pick(t, &flat, |v: f32| f64::from(v)), style, true),
+        DType::C64 => complexes(&pick(t, &flat, |v: crate::C64| v.to_c128()), style, true),
+        DType::C128 => complexes(&pick(t, &flat, |v: crate::C128| v), style, false),
         d => dispatch_dtype!(d, T => pick(t, &flat, |v: T| format!("{v:?}"))),
     };
     if style == Style::Debug {
@@ -42,6 +44,30 @@ fn cells(t: &Tensor, shown: &[Vec<usize>], style: Style) -> Vec<String> {
     }
     let width = texts.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     texts.into_iter().map(|s| format!("{s:>width$}")).collect()
+}
+
+/// Complex numbers as NumPy writes them (`1.+2.j`): each part written as [`floats`] writes
+/// it, the imaginary part always signed.
+fn complexes(values: &[crate::C128], style: Style, single: bool) -> Vec<String> {
+    let re: Vec<f64> = values.iter().map(|z| z.re).collect();
+    let im: Vec<f64> = values.iter().map(|z| z.im).collect();
+    let (re, im) = (floats(&re, style, single), floats(&im, style, single));
+    let signed: Vec<String> = im
+        .iter()
+        .map(|i| {
+            let i = i.trim();
+            let sign = if i.starts_with('-') { "" } else { "+" };
+            format!("{sign}{i}j")
+        })
+        .collect();
+    let width = signed.iter().map(String::len).max().unwrap_or(0);
+    re.into_iter()
+        .zip(signed)
+        .map(|(r, i)| match style {
+            Style::Display => format!("{r}{i:<width$}"),
+            Style::Debug => format!("{r}{i}"),
+        })
+        .collect()
 }
 
 /// The values at `flat` C-order positions, each mapped by `f`.

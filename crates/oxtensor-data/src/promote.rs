@@ -15,6 +15,10 @@ pub fn result_type(a: DType, b: DType) -> DType {
     if b.is_bool() {
         return a;
     }
+    if a.is_complex() || b.is_complex() {
+        // A complex result whose parts have the float type the real parts promote to.
+        return result_type(a.real_part(), b.real_part()).complex_of();
+    }
     let bits = |d: DType| d.size() * 8;
     match (a.is_float(), b.is_float()) {
         (true, true) => {
@@ -50,12 +54,12 @@ pub fn result_type(a: DType, b: DType) -> DType {
 }
 
 /// The float type that a float-valued function (`exp`, `sqrt`, true division, …) returns for an
-/// input of this dtype, following PyTensor: floats keep their type, `bool` and 8/16-bit integers
-/// become `float32`, wider integers `float64`.
+/// input of this dtype, following PyTensor: floats and complex types keep their type, `bool`
+/// and 8/16-bit integers become `float32`, wider integers `float64`.
 pub fn upgrade_to_float(d: DType) -> DType {
     use DType::*;
     match d {
-        F32 | F64 => d,
+        F32 | F64 | C64 | C128 => d,
         Bool | I8 | U8 | I16 | U16 => F32,
         I32 | U32 | I64 | U64 => F64,
     }
@@ -65,7 +69,7 @@ pub fn upgrade_to_float(d: DType) -> DType {
 mod tests {
     use super::*;
 
-    /// `np.result_type(a, b)` for every pair, as printed by NumPy 2.x, in `DType::ALL` order.
+    /// `np.result_type(a, b)` for every pair, as printed by NumPy 2.x, in `DType::REAL` order.
     const NUMPY_TABLE: [[&str; 11]; 11] = [
         [
             "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -115,8 +119,8 @@ mod tests {
 
     #[test]
     fn matches_numpy_result_type_table() {
-        for (i, a) in DType::ALL.iter().enumerate() {
-            for (j, b) in DType::ALL.iter().enumerate() {
+        for (i, a) in DType::REAL.iter().enumerate() {
+            for (j, b) in DType::REAL.iter().enumerate() {
                 assert_eq!(
                     result_type(*a, *b).name(),
                     NUMPY_TABLE[i][j],
@@ -126,11 +130,43 @@ mod tests {
         }
     }
 
+    /// `np.result_type(c, d)` for `c` complex64 and complex128 and every `d` in `DType::REAL`
+    /// then `DType::COMPLEX` order, as printed by NumPy 2.x.
+    const NUMPY_COMPLEX: [[&str; 13]; 2] = [
+        [
+            "complex64",
+            "complex64",
+            "complex64",
+            "complex128",
+            "complex128",
+            "complex64",
+            "complex64",
+            "complex128",
+            "complex128",
+            "complex64",
+            "complex128",
+            "complex64",
+            "complex128",
+        ],
+        ["complex128"; 13],
+    ];
+
+    #[test]
+    fn complex_promotion_matches_numpy() {
+        let all: Vec<DType> = DType::REAL.into_iter().chain(DType::COMPLEX).collect();
+        for (i, c) in DType::COMPLEX.iter().enumerate() {
+            for (j, d) in all.iter().enumerate() {
+                assert_eq!(result_type(*c, *d).name(), NUMPY_COMPLEX[i][j], "{c}, {d}");
+                assert_eq!(result_type(*d, *c).name(), NUMPY_COMPLEX[i][j], "{d}, {c}");
+            }
+        }
+    }
+
     #[test]
     fn promotion_is_commutative_and_idempotent() {
-        for a in DType::ALL {
+        for a in DType::REAL.into_iter().chain(DType::COMPLEX) {
             assert_eq!(result_type(a, a), a);
-            for b in DType::ALL {
+            for b in DType::REAL.into_iter().chain(DType::COMPLEX) {
                 assert_eq!(result_type(a, b), result_type(b, a));
             }
         }

@@ -164,7 +164,7 @@ pub(crate) fn backprop(
         let silent = outputs
             .iter()
             .zip(&given)
-            .all(|(o, g)| g.is_none() || !o.dtype().is_float());
+            .all(|(o, g)| g.is_none() || !o.dtype().is_inexact());
         if given.iter().all(Option::is_none) {
             given = outputs
                 .iter()

@@ -21,6 +21,21 @@ pub(crate) fn pullback(
     g: &Var,
     wanted: &[bool],
 ) -> Result<Vec<Term>, GraphError> {
+    match crate::complex::pullback(op, inputs, z, g, wanted) {
+        Some(terms) => terms,
+        None => real_pullback(op, inputs, z, g, wanted),
+    }
+}
+
+/// The pullback of `op` when every value is real (the rule of [`pullback`] for real inputs,
+/// which [`crate::complex`] also reuses for holomorphic ops).
+pub(crate) fn real_pullback(
+    op: ScalarOp,
+    inputs: &[Var],
+    z: &Var,
+    g: &Var,
+    wanted: &[bool],
+) -> Result<Vec<Term>, GraphError> {
     use ScalarOp::*;
     // The first input, converted to the output's float type for float-valued functions.
     let xf = || b::cast(&inputs[0], z.dtype());
@@ -125,6 +140,11 @@ pub(crate) fn pullback(
         Erfc => unary(&|| erf_grad(g, &xf()?, -FRAC_2_SQRT_PI)),
         // d log|Γ(x)| / dx = ψ(x), the digamma function.
         Gammaln => unary(&|| b::mul(g, &b::special(SpecialFn::Psi, &[xf()?])?)),
+        // The complex family's rules are in `crate::complex`, which takes them first.
+        Real | Imag | Angle | Conj | Complex | ComplexFromPolar => Ok(uniform(
+            wanted,
+            Term::Undefined(format!("{op}: rule missing")),
+        )),
         // The gradient goes to the input equal to the output; at ties to the first one only
         // (PyTensor's `eq(out, x) * gz`, `(1 - eq(out, x)) * gz`), so it is never counted twice.
         Maximum | Minimum => {
@@ -160,10 +180,10 @@ pub(crate) fn pullback(
         Lt | Gt | Le | Ge | Eq | Neq | And | Or | Xor | Invert | IsNan | IsInf => {
             Ok(uniform(wanted, Term::Zero))
         }
-        // A conversion to a float passes the gradient (the driver casts it back); one to an
-        // integer or bool is a step function.
+        // A conversion to a float or complex type passes the gradient (the driver casts it
+        // back); one to an integer or bool is a step function.
         Cast(dtype) => {
-            if dtype.is_float() {
+            if dtype.is_inexact() {
                 grads(wanted, |_| Ok(g.clone()))
             } else {
                 Ok(uniform(wanted, Term::Zero))

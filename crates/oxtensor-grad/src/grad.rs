@@ -102,9 +102,9 @@ pub(crate) fn check_seed(context: &'static str, var: &Var, g: &Var) -> Result<Va
         given: g.describe(),
         problem,
     };
-    if !g.dtype().is_float() {
+    if !g.dtype().is_inexact() {
         return Err(bad(format!(
-            "has dtype {}; gradients must be floats",
+            "has dtype {}; gradients must be floats or complex",
             g.dtype()
         )));
     }

@@ -55,7 +55,7 @@ fn terms(inputs: &[Var], grads: Vec<Var>, wanted: &[bool]) -> Vec<Term> {
         .iter()
         .zip(grads)
         .zip(wanted)
-        .map(|((x, g), &w)| match (w, x.dtype().is_float()) {
+        .map(|((x, g), &w)| match (w, x.dtype().is_inexact()) {
             (false, _) => Term::Disconnected,
             (true, false) => Term::Zero,
             (true, true) => Term::Grad(g),

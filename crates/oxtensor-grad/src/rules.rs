@@ -9,7 +9,7 @@
 //! cotangent and only build nodes that themselves have rules, so gradients of gradients work.
 
 use crate::error::GradError;
-use crate::{elemwise, index, inner, layout, linalg, marker, matmul, reduce};
+use crate::{complex, elemwise, index, inner, layout, linalg, marker, matmul, reduce};
 use oxtensor_graph::build::Built;
 use oxtensor_graph::{Axes, FrozenGraph, GraphError, Op, ReduceOp, Var, infer_types, toposort};
 use rustc_hash::FxHashMap;
@@ -140,6 +140,9 @@ pub fn op_pullback(
         Op::FusedReduce { op: r, axes, body } => {
             fused_reduce_pullback(*r, axes, body, inputs, &g()?, wanted)?
         }
+        Op::MatMul if complex::involved(inputs, &[z]) => complex::conjugated(&g()?, |cg| {
+            matmul::pullback(&inputs[0], &inputs[1], cg, wanted)
+        })?,
         Op::MatMul => matmul::pullback(&inputs[0], &inputs[1], &g()?, wanted)?,
         Op::OpFromGraph(o) => inner::op_from_graph(o, inputs, outputs, cotangents, wanted)?,
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,

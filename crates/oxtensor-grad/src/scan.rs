@@ -154,7 +154,7 @@ pub(crate) fn pullback(
         carries.push(mine);
     }
     let summed: Vec<usize> = (0..others.len())
-        .filter(|&p| others[p].dtype().is_float())
+        .filter(|&p| others[p].dtype().is_inexact())
         .collect();
     let mut sums: Vec<Var> = Vec::new();
     for &p in &summed {

@@ -9,7 +9,11 @@ use oxtensor_graph::{GraphError, Op, ScalarOp, StaticShape, Var};
 /// The dtype of gradients with respect to a variable of dtype `dtype`: the same float type for
 /// floats, `float64` (our `floatX`) for integers and bools, as PyTensor's `_float_zeros_like`.
 pub fn grad_dtype(dtype: DType) -> DType {
-    if dtype.is_float() { dtype } else { DType::F64 }
+    if dtype.is_inexact() {
+        dtype
+    } else {
+        DType::F64
+    }
 }
 
 /// A weak float constant adopting `like`'s dtype when it is a float (`float64` otherwise), so

@@ -26,6 +26,9 @@ pub enum ScalarKind {
     Select,
     /// `cast`: the output is the target dtype.
     Convert,
+    /// The parts of complex numbers and their construction (`real`, `imag`, `angle`,
+    /// `complex`, `complex_from_polar`); each op's rule is in [`ScalarOp::output_dtype`].
+    Complex,
 }
 
 /// The arity column of [`scalar_ops!`]: `variadic` or a number of inputs.
@@ -38,28 +41,36 @@ macro_rules! arity {
     };
 }
 
-/// The `+ bool` marker of [`scalar_ops!`]: an arithmetic op NumPy defines on bools.
-macro_rules! bool_ok {
-    () => {
+/// Whether the flag `$want` is among the `+ flag` markers of a [`scalar_ops!`] line: `bool`
+/// for an arithmetic op NumPy defines on bools, `complex` for an op defined on complex numbers.
+macro_rules! has_flag {
+    ($want:ident;) => {
         false
     };
-    (bool) => {
+    (bool; bool $($rest:ident)*) => {
         true
+    };
+    (complex; complex $($rest:ident)*) => {
+        true
+    };
+    ($want:ident; $other:ident $($rest:ident)*) => {
+        has_flag!($want; $($rest)*)
     };
 }
 
 /// Declares every scalar op from one table, one line per op:
 ///
-/// `Variant: "PyTensorName", arity, kind [+ bool], cost;`
+/// `Variant: "PyTensorName", arity, kind [+ bool] [+ complex], cost;`
 ///
 /// and generates from it the [`ScalarOp`] enum (plus the two variants carrying data, `Cast`
 /// and `Special`), [`ScalarOp::ALL_BUT_CAST`], [`ScalarOp::arity`], [`ScalarOp::kind`],
-/// [`ScalarOp::cost`], [`ScalarOp::name`] and whether an arithmetic op accepts bools. The
+/// [`ScalarOp::cost`], [`ScalarOp::name`], whether an arithmetic op accepts bools and whether
+/// an arithmetic or float op accepts complex numbers. The
 /// special functions have their own table in [`crate::special`].
 macro_rules! scalar_ops {
     ($(
         $(#[$doc:meta])*
-        $v:ident: $name:literal, $arity:tt, $kind:ident $(+ $b:ident)?, $cost:literal;
+        $v:ident: $name:literal, $arity:tt, $kind:ident $(+ $flag:ident)*, $cost:literal;
     )*) => {
         /// A scalar function applied elementwise (with broadcasting) by [`crate::Op::Elemwise`].
         ///
@@ -117,8 +128,18 @@ macro_rules! scalar_ops {
             /// Whether an arithmetic op is defined on bools (NumPy's logical `add`, `mul`, …).
             fn allows_bool(self) -> bool {
                 match self {
-                    $(ScalarOp::$v => bool_ok!($($b)?),)*
+                    $(ScalarOp::$v => has_flag!(bool; $($flag)*),)*
                     ScalarOp::Cast(_) | ScalarOp::Special(_) => true,
+                }
+            }
+
+            /// Whether an arithmetic or float op is defined on complex numbers (NumPy's
+            /// complex loops; `floor_divide`, `arctan2` or `erf` have none).
+            pub fn allows_complex(self) -> bool {
+                match self {
+                    $(ScalarOp::$v => has_flag!(complex; $($flag)*),)*
+                    ScalarOp::Cast(_) => true,
+                    ScalarOp::Special(_) => false,
                 }
             }
 
@@ -136,71 +157,71 @@ macro_rules! scalar_ops {
 
 scalar_ops! {
     /// `a + b + …` (n-ary, at least one input); `or` on bools, as NumPy.
-    Add: "Add", variadic, Arithmetic + bool, 1;
+    Add: "Add", variadic, Arithmetic + bool + complex, 1;
     /// `a - b`.
-    Sub: "Sub", 2, Arithmetic, 1;
+    Sub: "Sub", 2, Arithmetic + complex, 1;
     /// `a * b * …` (n-ary, at least one input); `and` on bools, as NumPy.
-    Mul: "Mul", variadic, Arithmetic + bool, 1;
+    Mul: "Mul", variadic, Arithmetic + bool + complex, 1;
     /// `a / b`, always a float.
-    TrueDiv: "True_div", 2, Float, 4;
+    TrueDiv: "True_div", 2, Float + complex, 4;
     /// `a // b`: floor division (Python semantics; integer division by zero gives 0).
     IntDiv: "Int_div", 2, Arithmetic, 4;
     /// `a % b` with the sign of the divisor (Python semantics; integer modulo by zero gives 0).
     Mod: "Mod", 2, Arithmetic, 4;
     /// `a ** b`.
-    Pow: "Pow", 2, Arithmetic, 32;
+    Pow: "Pow", 2, Arithmetic + complex, 32;
     /// `-a`.
-    Neg: "Neg", 1, Arithmetic, 1;
+    Neg: "Neg", 1, Arithmetic + complex, 1;
     /// `|a|`.
-    Abs: "Abs", 1, Arithmetic + bool, 1;
+    Abs: "Abs", 1, Arithmetic + bool + complex, 1;
     /// `sign(a)` (−1, 0 or 1; NaN for NaN).
-    Sign: "Sign", 1, Arithmetic, 1;
+    Sign: "Sign", 1, Arithmetic + complex, 1;
     /// `a * a`.
-    Sqr: "Sqr", 1, Arithmetic, 1;
+    Sqr: "Sqr", 1, Arithmetic + complex, 1;
     /// `√a`.
-    Sqrt: "Sqrt", 1, Float, 4;
+    Sqrt: "Sqrt", 1, Float + complex, 4;
     /// `1 / a`, a float.
-    Reciprocal: "Reciprocal", 1, Float, 4;
+    Reciprocal: "Reciprocal", 1, Float + complex, 4;
     /// `eᵃ`.
-    Exp: "Exp", 1, Float, 16;
+    Exp: "Exp", 1, Float + complex, 16;
     /// `2ᵃ`.
-    Exp2: "Exp2", 1, Float, 16;
+    Exp2: "Exp2", 1, Float + complex, 16;
     /// `eᵃ − 1`, accurate near 0.
-    Expm1: "Expm1", 1, Float, 16;
+    Expm1: "Expm1", 1, Float + complex, 16;
     /// Natural logarithm.
-    Log: "Log", 1, Float, 16;
+    Log: "Log", 1, Float + complex, 16;
     /// Base-2 logarithm.
-    Log2: "Log2", 1, Float, 16;
+    Log2: "Log2", 1, Float + complex, 16;
     /// Base-10 logarithm.
-    Log10: "Log10", 1, Float, 16;
+    Log10: "Log10", 1, Float + complex, 16;
     /// `log(1 + a)`, accurate near 0.
-    Log1p: "Log1p", 1, Float, 16;
+    Log1p: "Log1p", 1, Float + complex, 16;
     /// Sine.
-    Sin: "Sin", 1, Float, 16;
+    Sin: "Sin", 1, Float + complex, 16;
     /// Cosine.
-    Cos: "Cos", 1, Float, 16;
+    Cos: "Cos", 1, Float + complex, 16;
     /// Tangent.
-    Tan: "Tan", 1, Float, 16;
+    Tan: "Tan", 1, Float + complex, 16;
     /// Inverse sine.
-    Arcsin: "ArcSin", 1, Float, 16;
+    Arcsin: "ArcSin", 1, Float + complex, 16;
     /// Inverse cosine.
-    Arccos: "ArcCos", 1, Float, 16;
+    Arccos: "ArcCos", 1, Float + complex, 16;
     /// Inverse tangent.
-    Arctan: "ArcTan", 1, Float, 16;
+    Arctan: "ArcTan", 1, Float + complex, 16;
     /// `atan2(a, b)`.
     Arctan2: "ArcTan2", 2, Float, 32;
     /// Hyperbolic sine.
-    Sinh: "Sinh", 1, Float, 16;
+    Sinh: "Sinh", 1, Float + complex, 16;
     /// Hyperbolic cosine.
-    Cosh: "Cosh", 1, Float, 16;
+    Cosh: "Cosh", 1, Float + complex, 16;
     /// Hyperbolic tangent.
-    Tanh: "Tanh", 1, Float, 16;
+    Tanh: "Tanh", 1, Float + complex, 16;
     /// Inverse hyperbolic sine.
-    Arcsinh: "ArcSinh", 1, Float, 16;
+    Arcsinh: "ArcSinh", 1, Float + complex, 16;
     /// Inverse hyperbolic cosine.
-    Arccosh: "ArcCosh", 1, Float, 16;
+    Arccosh: "ArcCosh", 1, Float + complex, 16;
     /// Inverse hyperbolic tangent.
-    Arctanh: "ArcTanh", 1, Float, 16;
+    Arctanh: "ArcTanh", 1, Float + complex, 16;
     /// `1 / (1 + e⁻ᵃ)`, computed without overflow.
     Sigmoid: "Sigmoid", 1, Float, 16;
     /// `log(1 + eᵃ)`, computed without overflow.
@@ -212,11 +233,11 @@ scalar_ops! {
     /// `log|Γ(a)|`.
     Gammaln: "GammaLn", 1, Float, 32;
     /// Larger of two (NaN if either is NaN, as `np.maximum`).
-    Maximum: "Maximum", 2, Arithmetic + bool, 1;
+    Maximum: "Maximum", 2, Arithmetic + bool + complex, 1;
     /// Smaller of two (NaN if either is NaN, as `np.minimum`).
-    Minimum: "Minimum", 2, Arithmetic + bool, 1;
+    Minimum: "Minimum", 2, Arithmetic + bool + complex, 1;
     /// `clip(a, lo, hi)` = `minimum(maximum(a, lo), hi)`.
-    Clip: "Clip", 3, Arithmetic + bool, 1;
+    Clip: "Clip", 3, Arithmetic + bool + complex, 1;
     /// `where(cond, a, b)`.
     Switch: "Switch", 3, Select, 1;
     /// `a < b`.
@@ -251,6 +272,18 @@ scalar_ops! {
     RoundHalfEven: "RoundHalfToEven", 1, Float, 1;
     /// Round toward zero.
     Trunc: "Trunc", 1, Float, 1;
+    /// The real part (the value itself for a real input).
+    Real: "Real", 1, Complex, 1;
+    /// The imaginary part (zero for a real input).
+    Imag: "Imag", 1, Complex, 1;
+    /// The argument `atan2(imag, real)` (0 or π for a real input), as `float64` like PyTensor.
+    Angle: "Angle", 1, Complex, 16;
+    /// The complex conjugate (the value itself for a real input).
+    Conj: "Conj", 1, Arithmetic + bool + complex, 1;
+    /// `real + imag·i` from two real inputs.
+    Complex: "Complex", 2, Complex, 1;
+    /// `abs·e^(angle·i)` from a modulus and an argument.
+    ComplexFromPolar: "ComplexFromPolar", 2, Complex, 32;
 }
 
 impl ScalarOp {
@@ -259,20 +292,38 @@ impl ScalarOp {
         use oxtensor_data::{result_type, upgrade_to_float};
         let promoted = |ds: &[DType]| ds.iter().copied().reduce(result_type).unwrap_or(DType::F64);
         let p = promoted(inputs);
-        match self.kind() {
+        let kind = self.kind();
+        let complex_in = inputs.iter().any(|d| d.is_complex());
+        if complex_in
+            && matches!(kind, ScalarKind::Arithmetic | ScalarKind::Float)
+            && !self.allows_complex()
+        {
+            return Err(format!("{self} is not defined for complex inputs, got {p}"));
+        }
+        match kind {
             ScalarKind::Arithmetic => {
                 if p.is_bool() && !self.allows_bool() {
                     Err(format!(
                         "{self} is not defined for bool inputs; cast them to an integer type first"
                     ))
+                } else if self == ScalarOp::Abs {
+                    // The modulus of a complex number is real.
+                    Ok(p.real_part())
                 } else {
                     Ok(p)
                 }
             }
             ScalarKind::Float => Ok(upgrade_to_float(p)),
             ScalarKind::Predicate => Ok(DType::Bool),
+            ScalarKind::Complex => match self {
+                ScalarOp::Real | ScalarOp::Imag => Ok(p.real_part()),
+                // PyTensor's `angle` is always `float64` (NumPy keeps `float32` for complex64).
+                ScalarOp::Angle => Ok(DType::F64),
+                _ if complex_in => Err(format!("{self} needs real inputs, got {p}")),
+                _ => Ok(upgrade_to_float(p).complex_of()),
+            },
             ScalarKind::Bitwise => {
-                if p.is_float() {
+                if p.is_inexact() {
                     Err(format!("{self} needs integer or bool inputs, got {p}"))
                 } else {
                     Ok(p)

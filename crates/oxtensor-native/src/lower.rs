@@ -110,11 +110,18 @@ fn tiny(node: &Node, below: usize) -> bool {
         })
 }
 
-/// The reduction kernel of a `Reduce` or `FusedReduce` node, if C can compute it.
+/// The reduction kernel of a `Reduce` or `FusedReduce` node, if C can compute it (complex
+/// values run in the interpreter).
 fn reduction(node: &Node) -> Option<(Kernel, Axes, bool)> {
+    if node.types().iter().any(|t| t.dtype.is_complex()) {
+        return None;
+    }
     match node.op()? {
         Op::Reduce { op, axes } => {
             let input = node.inputs().first()?.dtype();
+            if input.is_complex() {
+                return None;
+            }
             let kernel = Kernel::Reduce {
                 op: *op,
                 input,

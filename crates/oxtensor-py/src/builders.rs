@@ -200,6 +200,8 @@ fn scalar_op_by_name(name: &str) -> Option<ScalarOp> {
     match name {
         "round" | "round_half_to_even" => return Some(ScalarOp::RoundHalfEven),
         "mod" | "modulo" => return Some(ScalarOp::Mod),
+        "complex_from_polar" => return Some(ScalarOp::ComplexFromPolar),
+        "conjugate" => return Some(ScalarOp::Conj),
         _ => {}
     }
     ScalarOp::from_name(name)

@@ -73,6 +73,8 @@ pub fn dtype_of_typenum(t: c_int) -> Option<DType> {
     const ULL: c_int = NPY_TYPES::NPY_ULONGLONG as c_int;
     const F32: c_int = NPY_TYPES::NPY_FLOAT as c_int;
     const F64: c_int = NPY_TYPES::NPY_DOUBLE as c_int;
+    const C64: c_int = NPY_TYPES::NPY_CFLOAT as c_int;
+    const C128: c_int = NPY_TYPES::NPY_CDOUBLE as c_int;
     Some(match t {
         B => DType::Bool,
         I8 => DType::I8,
@@ -99,6 +101,8 @@ pub fn dtype_of_typenum(t: c_int) -> Option<DType> {
         ULL => DType::U64,
         F32 => DType::F32,
         F64 => DType::F64,
+        C64 => DType::C64,
+        C128 => DType::C128,
         _ => return None,
     })
 }
@@ -120,6 +124,8 @@ pub fn typenum_of(d: DType) -> c_int {
         DType::U64 => NPY_TYPES::NPY_ULONGLONG,
         DType::F32 => NPY_TYPES::NPY_FLOAT,
         DType::F64 => NPY_TYPES::NPY_DOUBLE,
+        DType::C64 => NPY_TYPES::NPY_CFLOAT,
+        DType::C128 => NPY_TYPES::NPY_CDOUBLE,
     };
     t as c_int
 }

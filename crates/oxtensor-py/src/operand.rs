@@ -8,7 +8,9 @@ use oxtensor_graph::{Op, ScalarOp, Var};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PyNone, PySlice, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyEllipsis, PyFloat, PyInt, PyList, PyNone, PySlice, PyString, PyTuple,
+};
 
 use crate::convert::{self, any_to_tensor, owned};
 use crate::errors::{graph_err, type_err};
@@ -117,6 +119,7 @@ pub(crate) fn is_operand(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<boo
     Ok(obj.is_instance_of::<PyVar>()
         || obj.is_instance_of::<PyInt>()
         || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyComplex>()
         || obj.is_instance_of::<PyBool>()
         || obj.is_instance_of::<PyList>()
         || obj.is_instance_of::<PyTuple>()

@@ -233,6 +233,28 @@ impl PyVar {
         wrap_built(py, at_user_site(py, || build::abs(&self.v)))
     }
 
+    /// The real part (the value itself for a real variable).
+    #[getter]
+    fn real(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::real(&self.v)))
+    }
+
+    /// The imaginary part (zeros for a real variable).
+    #[getter]
+    fn imag(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::imag(&self.v)))
+    }
+
+    /// The complex conjugate.
+    fn conj(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap_built(py, at_user_site(py, || build::conj(&self.v)))
+    }
+
+    /// The complex conjugate (NumPy's longer name).
+    fn conjugate(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.conj(py)
+    }
+
     /// `~self` (bitwise/logical not).
     fn __invert__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         wrap_built(py, at_user_site(py, || build::invert(&self.v)))

@@ -523,13 +523,17 @@ impl Sweep<'_, '_> {
 
     /// The first valid replacement the rules indexed under `w`'s op produce.
     fn try_rules(&mut self, w: &Var) -> Option<Var> {
-        let (op, _) = w.owner()?;
+        let (op, inputs) = w.owner()?;
+        let complex = w.dtype().is_complex() || inputs.iter().any(|x| x.dtype().is_complex());
         let ctx = RuleCtx {
             clients: &self.clients,
             fold_limit: self.limits.fold_elements,
         };
         for &i in self.index.candidates(Key::of(op)) {
             let rule = self.index.rules[i];
+            if complex && rule.tags.contains(&crate::rule::REAL_ONLY) {
+                continue;
+            }
             let Some(r) = (rule.apply)(w, &ctx) else {
                 continue;
             };

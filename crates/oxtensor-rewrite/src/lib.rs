@@ -55,4 +55,4 @@ pub use pipeline::{
     GraphPass, Optimizer, PIPELINE, Pass, PassDump, PassReport, RewriteReport, Tags, rewrite,
     rewrite_outputs,
 };
-pub use rule::{OpKind, Root, Rule, RuleCtx, RuleSet};
+pub use rule::{OpKind, REAL_ONLY, Root, Rule, RuleCtx, RuleSet};

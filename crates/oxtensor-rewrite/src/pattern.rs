@@ -67,6 +67,11 @@ pub fn scalar_const(v: &Var) -> Option<f64> {
     if t.shape().iter().any(|&d| d != 1) {
         return None;
     }
+    if t.dtype().is_complex() {
+        // Only a complex constant on the real axis equals a real number.
+        let z = t.item::<oxtensor_data::C128>()?;
+        return (z.im == 0.0).then_some(z.re);
+    }
     t.item::<f64>()
 }
 

@@ -25,7 +25,7 @@ pub struct Rule {
     pub name: &'static str,
     /// The ops the rule can match at its root.
     pub root: Root,
-    /// The rule's own tags (`"nan_unsafe"`, `"shape_unsafe"`); its set's name and the tags of
+    /// The rule's own tags (`"nan_unsafe"`, `"shape_unsafe"`, [`REAL_ONLY`]); its set's name and the tags of
     /// the pass it runs in are added to them when a mode selects rules.
     pub tags: &'static [&'static str],
     /// The action: the replacement for the matched variable, or `None` when it does not match.
@@ -52,6 +52,11 @@ impl Rule {
         Rule { tags, ..self }
     }
 }
+
+/// The tag of a rule whose identity holds for real numbers only (`log(exp(x)) = x` fails for a
+/// complex `x` with an imaginary part beyond ±π): the driver never offers it a variable that
+/// is complex or computed from complex inputs.
+pub const REAL_ONLY: &str = "real_only";
 
 /// A rule set: the rules of one topic (one module of [`crate::rules`]), in priority order. The
 /// set's name is a tag of each of its rules.

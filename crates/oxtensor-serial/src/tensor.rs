@@ -8,7 +8,7 @@ use crate::SerialError;
 use crate::json::{Obj, obj};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use oxtensor_data::{DType, Tensor};
+use oxtensor_data::{C64, C128, DType, Tensor};
 use oxtensor_graph::TensorType;
 use serde_json::{Value, json};
 
@@ -44,7 +44,8 @@ pub fn decode_type(value: &Value, at: &str) -> Result<TensorType, SerialError> {
 pub fn encode_tensor(t: &Tensor) -> Value {
     let mut bytes = t.to_bytes();
     if cfg!(target_endian = "big") {
-        for chunk in bytes.chunks_mut(t.dtype().size()) {
+        // Complex values are two floats, each stored little-endian.
+        for chunk in bytes.chunks_mut(t.dtype().real_part().size()) {
             chunk.reverse();
         }
     }
@@ -60,6 +61,23 @@ macro_rules! from_le {
                 a.copy_from_slice(c);
                 <$ty>::from_le_bytes(a)
             })
+            .collect();
+        Tensor::from_slice(&values, $shape)
+    }};
+}
+
+/// A complex tensor from little-endian bytes: pairs of parts, real first.
+macro_rules! complex_from_le {
+    ($part:ty, $c:ty, $bytes:expr, $shape:expr) => {{
+        let size = std::mem::size_of::<$part>();
+        let part = |c: &[u8]| {
+            let mut a = [0u8; std::mem::size_of::<$part>()];
+            a.copy_from_slice(c);
+            <$part>::from_le_bytes(a)
+        };
+        let values: Vec<$c> = $bytes
+            .chunks_exact(2 * size)
+            .map(|c| <$c>::new(part(&c[..size]), part(&c[size..])))
             .collect();
         Tensor::from_slice(&values, $shape)
     }};
@@ -107,6 +125,8 @@ pub fn decode_tensor(value: &Value, at: &str) -> Result<Tensor, SerialError> {
         DType::U64 => from_le!(u64, bytes, &shape),
         DType::F32 => from_le!(f32, bytes, &shape),
         DType::F64 => from_le!(f64, bytes, &shape),
+        DType::C64 => complex_from_le!(f32, C64, bytes, &shape),
+        DType::C128 => complex_from_le!(f64, C128, bytes, &shape),
     };
     made.map_err(|e| SerialError::invalid(at, e.to_string()))
 }

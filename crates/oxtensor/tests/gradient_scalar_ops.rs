@@ -37,6 +37,9 @@ fn domain(op: ScalarOp) -> Option<Vec<Range>> {
         Arcsin | Arccos | Arctanh => vec![UNIT],
         Arccosh => vec![Range(1.2, 3.0, 0.0)],
         Gammaln => vec![Range(0.1, 5.0, 0.0)],
+        // Of real inputs here; complex ones are checked in complex.rs.
+        Real | Imag | Angle | Conj => vec![ANY],
+        Complex | ComplexFromPolar => vec![ANY, ANY],
         Clip => vec![ANY, Range(-1.0, -0.3, 0.0), Range(0.3, 1.0, 0.0)],
         Switch => vec![ANY, ANY],
         And | Or | Xor | Invert => return None,

@@ -149,6 +149,14 @@ unary_builders! {
     round => RoundHalfEven;
     /// Round toward zero.
     trunc => Trunc;
+    /// The real part of a complex number (the value itself for a real input).
+    real => Real;
+    /// The imaginary part of a complex number (zero for a real input).
+    imag => Imag;
+    /// The argument of a complex number, in radians.
+    angle => Angle;
+    /// The complex conjugate.
+    conj => Conj;
 }
 
 binary_builders! {
@@ -168,6 +176,10 @@ binary_builders! {
     pow => Pow;
     /// `atan2(a, b)`.
     arctan2 => Arctan2;
+    /// The complex number `re + im·i` from its two real parts.
+    complex => Complex;
+    /// The complex number `modulus·e^(angle·i)` from its polar form.
+    complex_from_polar => ComplexFromPolar;
     /// Elementwise larger.
     maximum => Maximum;
     /// Elementwise smaller.

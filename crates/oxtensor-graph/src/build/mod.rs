@@ -79,7 +79,7 @@ pub fn weak_constant(value: Scalar, like: oxtensor_data::DType) -> Var {
             Var::constant(Tensor::scalar(i).cast(dt))
         }
         Scalar::Float(f) => {
-            let dt = if like.is_float() { like } else { DType::F64 };
+            let dt = if like.is_inexact() { like } else { DType::F64 };
             Var::constant(Tensor::scalar(f).cast(dt))
         }
     }

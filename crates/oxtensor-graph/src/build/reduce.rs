@@ -142,11 +142,12 @@ fn count(x: &Var, axes: &[usize], dtype: DType) -> Built {
     cast(&n, dtype)
 }
 
-/// Arithmetic mean over `axis`; integer inputs give `float64`, float inputs keep their type.
+/// Arithmetic mean over `axis`; integer inputs give `float64`, float and complex inputs keep
+/// their type.
 #[track_caller]
 pub fn mean(x: &Var, axis: Option<&[i64]>, keepdims: bool) -> Built {
     let axes = norm_axes(x, axis, "mean")?;
-    let out_dtype = if x.dtype().is_float() {
+    let out_dtype = if x.dtype().is_inexact() {
         x.dtype()
     } else {
         DType::F64

@@ -175,8 +175,8 @@ fn extremes(v: DType) -> (String, String) {
         DType::U16 => ("0", "UINT16_MAX"),
         DType::U32 => ("0", "UINT32_MAX"),
         DType::U64 => ("0", "UINT64_MAX"),
-        DType::F32 => ("-__builtin_inff()", "__builtin_inff()"),
-        DType::F64 => ("-__builtin_inf()", "__builtin_inf()"),
+        DType::F32 | DType::C64 => ("-__builtin_inff()", "__builtin_inff()"),
+        DType::F64 | DType::C128 => ("-__builtin_inf()", "__builtin_inf()"),
     };
     (lo.to_string(), hi.to_string())
 }

@@ -18,6 +18,9 @@ pub(crate) fn ctype(d: DType) -> &'static str {
         DType::U64 => "uint64_t",
         DType::F32 => "float",
         DType::F64 => "double",
+        // Never emitted: complex values run in the interpreter (see `expr`).
+        DType::C64 => "float _Complex",
+        DType::C128 => "double _Complex",
     }
 }
 
@@ -45,6 +48,8 @@ pub(super) fn suffix(d: DType) -> &'static str {
         DType::U64 => "u64",
         DType::F32 => "f32",
         DType::F64 => "f64",
+        DType::C64 => "c64",
+        DType::C128 => "c128",
     }
 }
 
@@ -117,9 +122,12 @@ fn fold(xs: &[String], step: impl Fn(&str, &str) -> String) -> String {
 /// As in the interpreter, arithmetic, float and bitwise ops compute in the output dtype
 /// (inputs converted with [`cast`]), predicates in the promoted input dtype, `switch` tests
 /// its condition for non-zero; float functions other than those IEEE defines exactly run in
-/// `f64`.
+/// `f64`. Complex values get no C: their nodes run in the interpreter.
 pub(crate) fn expr(op: ScalarOp, args: &[(String, DType)], out: DType) -> Option<Expr> {
     use ScalarOp::*;
+    if out.is_complex() || args.iter().any(|(_, d)| d.is_complex()) {
+        return None;
+    }
     let arity_ok = match op.arity() {
         Arity::Fixed(k) => args.len() == k,
         Arity::Variadic => !args.is_empty(),
@@ -278,6 +286,11 @@ pub(crate) fn expr(op: ScalarOp, args: &[(String, DType)], out: DType) -> Option
         Erf => libm("erf"),
         Erfc => libm("erfc"),
         Gammaln => libm("ox_gammaln"),
+        // Of a real input (complex ones never reach here).
+        Real | Conj => Some(x(0).to_string()),
+        Imag => Some(format!("(({t})0)")),
+        Angle => float_only(call_f64("atan2", &["0.0".to_string(), xs[0].clone()], out)),
+        Complex | ComplexFromPolar => None,
         Lt => compare("<"),
         Gt => compare(">"),
         Le => compare("<="),

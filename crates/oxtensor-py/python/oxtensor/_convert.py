@@ -24,6 +24,8 @@ SUPPORTED_DTYPES = frozenset(
         "uint64",
         "float32",
         "float64",
+        "complex64",
+        "complex128",
     ]
 )
 
@@ -46,7 +48,7 @@ def _plain(arr: np.ndarray) -> np.ndarray:
     if arr.dtype.name not in SUPPORTED_DTYPES:
         raise TypeError(
             f"arrays of dtype {arr.dtype} are not supported (oxtensor supports "
-            "bool, int8-64, uint8-64, float32 and float64)"
+            "bool, int8-64, uint8-64, float32, float64, complex64 and complex128)"
         )
     if not arr.dtype.isnative or not arr.flags.aligned:
         arr = arr.astype(arr.dtype.newbyteorder("="))
@@ -70,6 +72,11 @@ def _short(value) -> str:
 def _values_eq(a: np.ndarray, b: np.ndarray) -> bool:
     if a.shape != b.shape:
         return False
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        with np.errstate(all="ignore"):
+            return bool(
+                np.array_equal(a.astype("complex128"), b.astype("complex128"), equal_nan=True)
+            )
     if a.dtype.kind == "f" or b.dtype.kind == "f":
         with np.errstate(all="ignore"):
             return bool(np.array_equal(a.astype("float64"), b.astype("float64"), equal_nan=True))
@@ -108,7 +115,7 @@ def coerce(value, dtype: str, allow_downcast) -> np.ndarray:
         raise TypeError(f"cannot convert {_short(value)} to an array: {e}") from None
     if arr.dtype.name == dtype:
         return _plain(arr)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError(f"expected an array of dtype {dtype}, got {_short(value)}")
     try:
         with np.errstate(all="ignore"):

@@ -63,14 +63,18 @@ pub(crate) fn lossless(from: DType, to: DType) -> bool {
     from == to
         || match from {
             Bool => true,
-            U8 => matches!(to, U16 | U32 | U64 | I16 | I32 | I64 | F32 | F64),
-            U16 => matches!(to, U32 | U64 | I32 | I64 | F32 | F64),
-            U32 => matches!(to, U64 | I64 | F64),
-            I8 => matches!(to, I16 | I32 | I64 | F32 | F64),
-            I16 => matches!(to, I32 | I64 | F32 | F64),
-            I32 => matches!(to, I64 | F64),
-            F32 => to == F64,
-            U64 | I64 | F64 => false,
+            U8 => matches!(
+                to,
+                U16 | U32 | U64 | I16 | I32 | I64 | F32 | F64 | C64 | C128
+            ),
+            U16 => matches!(to, U32 | U64 | I32 | I64 | F32 | F64 | C64 | C128),
+            U32 => matches!(to, U64 | I64 | F64 | C128),
+            I8 => matches!(to, I16 | I32 | I64 | F32 | F64 | C64 | C128),
+            I16 => matches!(to, I32 | I64 | F32 | F64 | C64 | C128),
+            I32 => matches!(to, I64 | F64 | C128),
+            F32 => matches!(to, F64 | C64 | C128),
+            F64 | C64 => to == C128,
+            U64 | I64 | C128 => false,
         }
 }
 

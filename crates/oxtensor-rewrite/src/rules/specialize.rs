@@ -11,7 +11,7 @@ use crate::pattern::{
     binary, cast_to, elemwise_args, is_const, negatable, reduce_of, same_shape, scalar_const,
     scalar_like, unary, without_first,
 };
-use crate::rule::{OpKind, Root, Rule, RuleCtx};
+use crate::rule::{OpKind, REAL_ONLY, Root, Rule, RuleCtx};
 use oxtensor_graph::build;
 use oxtensor_graph::{ReduceOp, ScalarOp, Var};
 
@@ -155,9 +155,9 @@ pub const RULES: &[Rule] = &[
         Root::Elemwise(ScalarOp::Mul),
         mul_minus_one,
     ),
-    Rule::new("exp_log", Root::Elemwise(ScalarOp::Exp), exp_log),
-    Rule::new("expm1_log1p", Root::Elemwise(ScalarOp::Expm1), expm1_log1p),
-    Rule::new("log_exp", Root::Elemwise(ScalarOp::Log), log_exp),
-    Rule::new("log1p_expm1", Root::Elemwise(ScalarOp::Log1p), log1p_expm1),
+    Rule::new("exp_log", Root::Elemwise(ScalarOp::Exp), exp_log).tagged(&[REAL_ONLY]),
+    Rule::new("expm1_log1p", Root::Elemwise(ScalarOp::Expm1), expm1_log1p).tagged(&[REAL_ONLY]),
+    Rule::new("log_exp", Root::Elemwise(ScalarOp::Log), log_exp).tagged(&[REAL_ONLY]),
+    Rule::new("log1p_expm1", Root::Elemwise(ScalarOp::Log1p), log1p_expm1).tagged(&[REAL_ONLY]),
     Rule::new("sum_mul_dot", Root::Op(OpKind::Reduce), sum_mul_dot),
 ];

@@ -12,7 +12,7 @@ use crate::pattern::{
     apply, binary, cast_to, dimshuffle, elemwise_args, is_const, keep_dims, nary, negated,
     reduce_of, reduce_over, scalar_const, scalar_like, unary, without_first,
 };
-use crate::rule::{Root, Rule, RuleCtx};
+use crate::rule::{REAL_ONLY, Root, Rule, RuleCtx};
 use oxtensor_graph::build;
 use oxtensor_graph::{Axes, ReduceOp, ScalarOp, Var};
 
@@ -231,13 +231,15 @@ pub const RULES: &[Rule] = &[
         "log1mexp_from_log",
         Root::Elemwise(ScalarOp::Log),
         log1mexp_from_log,
-    ),
+    )
+    .tagged(&[REAL_ONLY]),
     Rule::new(
         "log1mexp_from_log1p",
         Root::Elemwise(ScalarOp::Log1p),
         log1mexp_from_log1p,
-    ),
-    Rule::new("logaddexp", Root::Elemwise(ScalarOp::Log), logaddexp),
+    )
+    .tagged(&[REAL_ONLY]),
+    Rule::new("logaddexp", Root::Elemwise(ScalarOp::Log), logaddexp).tagged(&[REAL_ONLY]),
     Rule::new(
         "log1p_from_log",
         Root::Elemwise(ScalarOp::Log),
@@ -274,7 +276,7 @@ pub const RULES: &[Rule] = &[
         Root::Elemwise(ScalarOp::Log1p),
         log1p_neg_sigmoid,
     ),
-    Rule::new("logsumexp", Root::Elemwise(ScalarOp::Log), logsumexp),
+    Rule::new("logsumexp", Root::Elemwise(ScalarOp::Log), logsumexp).tagged(&[REAL_ONLY]),
     Rule::new("softmax", Root::Elemwise(ScalarOp::TrueDiv), softmax),
-    Rule::new("log_softmax", Root::Elemwise(ScalarOp::Log), log_softmax),
+    Rule::new("log_softmax", Root::Elemwise(ScalarOp::Log), log_softmax).tagged(&[REAL_ONLY]),
 ];

@@ -3,6 +3,7 @@
 //! `nonzero`. Each reads its input in C order (any strides) and writes a fresh contiguous
 //! output; the ops whose output extent depends on the values size it here, at run time.
 
+use super::scalar::Arith;
 use crate::KernelError;
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
 use oxtensor_graph::ExtraOp;
@@ -70,32 +71,6 @@ fn for_each_lane(
     }
 }
 
-/// Addition and multiplication that wrap for integers, as NumPy's do.
-trait Arith: Element {
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-}
-
-macro_rules! arith_int {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
-            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
-        }
-    )*};
-}
-arith_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! arith_float {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn add(self, o: Self) -> Self { self + o }
-            fn mul(self, o: Self) -> Self { self * o }
-        }
-    )*};
-}
-arith_float!(f32, f64);
-
 fn cumulate_t<T: Arith>(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, KernelError> {
     let (outer, n, inner) = split_at_axis(x, axis)?;
     let mut data = x.to_vec::<T>()?;
@@ -130,6 +105,8 @@ fn cumulate(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, KernelError> {
         DType::U64 => cumulate_t::<u64>(x, axis, mul),
         DType::F32 => cumulate_t::<f32>(x, axis, mul),
         DType::F64 => cumulate_t::<f64>(x, axis, mul),
+        DType::C64 => cumulate_t::<oxtensor_data::C64>(x, axis, mul),
+        DType::C128 => cumulate_t::<oxtensor_data::C128>(x, axis, mul),
     }
 }
 

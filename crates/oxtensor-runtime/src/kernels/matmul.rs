@@ -7,9 +7,10 @@
 //! arithmetic in the output dtype, as NumPy does; a bool product is the logical or of ands.
 
 use super::PARALLEL_THRESHOLD;
+use super::layout::strided::Accumulate;
 use super::reduce::storage_slice;
 use crate::KernelError;
-use oxtensor_data::{DType, Element, Tensor, broadcast_shapes, broadcast_strides};
+use oxtensor_data::{C64, C128, DType, Element, Tensor, broadcast_shapes, broadcast_strides};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -125,6 +126,8 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor, KernelErro
     match dtype {
         DType::F32 => gemm_batches::<f32>(&p, &a, &b, &mut out)?,
         DType::F64 => gemm_batches::<f64>(&p, &a, &b, &mut out)?,
+        DType::C64 => gemm_batches::<C64>(&p, &a, &b, &mut out)?,
+        DType::C128 => gemm_batches::<C128>(&p, &a, &b, &mut out)?,
         DType::Bool => loop_batches::<bool>(&p, &a, &b, &mut out)?,
         DType::I8 => loop_batches::<i8>(&p, &a, &b, &mut out)?,
         DType::I16 => loop_batches::<i16>(&p, &a, &b, &mut out)?,
@@ -147,7 +150,7 @@ fn output<T: Element>(out: &mut Tensor) -> Result<&mut [T], KernelError> {
 /// Float products through `gemm`: one call per batch position; batches of small products run
 /// in parallel, a large product is parallelised by `gemm` itself, and a large matrix-vector
 /// product by [`skinny`].
-fn gemm_batches<T: Element + std::ops::AddAssign>(
+fn gemm_batches<T: GemmElement>(
     p: &Problem,
     a: &Tensor,
     b: &Tensor,
@@ -190,14 +193,50 @@ fn gemm_batches<T: Element + std::ops::AddAssign>(
     Ok(())
 }
 
+/// An element type `gemm` multiplies: the floats, and the complex types as `gemm`'s own
+/// complex types (`num-complex`'s, with the same `repr(C)` layout of real then imaginary part).
+///
+/// # Safety
+/// `Self` and `Self::G` must have the same size, alignment and meaning of their bytes.
+unsafe trait GemmElement: Element + Accumulate {
+    /// The type `gemm` knows, with this type's layout.
+    type G: 'static;
+    /// Zero and one in `gemm`'s type.
+    const ZERO_ONE: (Self::G, Self::G);
+}
+
+// SAFETY: the same type.
+unsafe impl GemmElement for f32 {
+    type G = f32;
+    const ZERO_ONE: (f32, f32) = (0.0, 1.0);
+}
+
+// SAFETY: the same type.
+unsafe impl GemmElement for f64 {
+    type G = f64;
+    const ZERO_ONE: (f64, f64) = (0.0, 1.0);
+}
+
+// SAFETY: both are `repr(C)` pairs of `f32`, real part first.
+unsafe impl GemmElement for C64 {
+    type G = gemm::c32;
+    const ZERO_ONE: (gemm::c32, gemm::c32) = (gemm::c32::new(0.0, 0.0), gemm::c32::new(1.0, 0.0));
+}
+
+// SAFETY: both are `repr(C)` pairs of `f64`, real part first.
+unsafe impl GemmElement for C128 {
+    type G = gemm::c64;
+    const ZERO_ONE: (gemm::c64, gemm::c64) = (gemm::c64::new(0.0, 0.0), gemm::c64::new(1.0, 0.0));
+}
+
 /// `d := lhs·rhs` for an `m×n×k` product whose left operand starts at storage offset `ao` and
 /// right operand at `bo`, with the problem's strides; `d` is C-contiguous with row stride `n`.
 ///
 /// # Safety
 /// For i < m, q < k, j < n, the offsets `ao + i·a_rs + q·a_cs` and `bo + q·b_rs + j·b_cs` must
-/// lie inside `lhs` and `rhs`; `d` must hold `m·n` elements; m, n, k ≥ 1; T is f32 or f64.
+/// lie inside `lhs` and `rhs`; `d` must hold `m·n` elements; m, n, k ≥ 1.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm_into<T: Element>(
+unsafe fn gemm_into<T: GemmElement>(
     p: &Problem,
     (m, n, k): (usize, usize, usize),
     d: &mut [T],
@@ -207,25 +246,27 @@ unsafe fn gemm_into<T: Element>(
     bo: isize,
     parallelism: gemm::Parallelism,
 ) {
+    let (zero, one) = T::ZERO_ONE;
     // SAFETY: the caller guarantees the operand offsets and the output's extent; with
-    // `read_dst` false, dst := 1·lhs·rhs.
+    // `read_dst` false, dst := 1·lhs·rhs. `T::G` has `T`'s layout (`GemmElement`), so the
+    // pointers address the same elements.
     unsafe {
-        gemm::gemm(
+        gemm::gemm::<T::G>(
             m,
             n,
             k,
-            d.as_mut_ptr(),
+            d.as_mut_ptr().cast(),
             1,
             n as isize,
             false,
-            lhs.as_ptr().offset(ao),
+            lhs.as_ptr().offset(ao).cast(),
             p.a_cs,
             p.a_rs,
-            rhs.as_ptr().offset(bo),
+            rhs.as_ptr().offset(bo).cast(),
             p.b_cs,
             p.b_rs,
-            T::from_i64(0),
-            T::from_i64(1),
+            zero,
+            one,
             false,
             false,
             false,
@@ -240,7 +281,7 @@ unsafe fn gemm_into<T: Element>(
 /// of `a` for `n = 1`), each thread computes its own range of outputs; otherwise each thread
 /// reduces a range of the contracted dimension, reading whole contiguous rows, and the partial
 /// results are added.
-fn skinny<T: Element + std::ops::AddAssign>(
+fn skinny<T: GemmElement>(
     p: &Problem,
     lhs: &[T],
     rhs: &[T],
@@ -302,7 +343,7 @@ fn skinny<T: Element + std::ops::AddAssign>(
         dst.copy_from_slice(&first);
         for part in partials {
             for (d, x) in dst.iter_mut().zip(part) {
-                *d += x;
+                *d = d.accumulate(x);
             }
         }
     }

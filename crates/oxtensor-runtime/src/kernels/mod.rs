@@ -2,6 +2,7 @@
 //! module per family. Kernels take input tensors (any strides) and return fresh outputs (or
 //! views, for view ops); they never trust shapes they have not checked.
 
+pub mod complex;
 mod composite;
 mod composite_reduce;
 mod elemwise;

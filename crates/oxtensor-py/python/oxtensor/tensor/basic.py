@@ -150,8 +150,17 @@ for _f, _n in [
     _f.__name__ = _f.__qualname__ = _n
 
 # dtype-prefixed constructors, as PyTensor names them: b=int8, w=int16, i=int32, l=int64,
-# f=float32, d=float64 (complex c/z are not supported).
-_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64"}
+# f=float32, d=float64, c=complex64, z=complex128.
+_PREFIXES = {
+    "b": "int8",
+    "w": "int16",
+    "i": "int32",
+    "l": "int64",
+    "f": "float32",
+    "d": "float64",
+    "c": "complex64",
+    "z": "complex128",
+}
 _KINDS = {
     "scalar": scalar,
     "vector": vector,

@@ -100,6 +100,11 @@ _UNARY = [
     ("ceil", "ceil", "Round up."),
     ("trunc", "trunc", "Round toward zero."),
     ("round_half_to_even", "round", "Round half to even (``np.round``)."),
+    ("real", "real", "The real part of a complex number (the value itself for a real one)."),
+    ("imag", "imag", "The imaginary part of a complex number (zero for a real one)."),
+    ("angle", "angle", "The argument of a complex number, in radians (``float64``, as PyTensor)."),
+    ("conj", "conj", "The complex conjugate."),
+    ("conjugate", "conj", "The complex conjugate."),
 ]
 
 _BINARY = [
@@ -113,6 +118,12 @@ _BINARY = [
     ("pow", "pow", "``a ** b``."),
     ("power", "pow", "``a ** b``."),
     ("arctan2", "arctan2", "``arctan(a / b)`` in the right quadrant."),
+    ("complex", "complex", "The complex number ``real + imag * 1j`` from its two real parts."),
+    (
+        "complex_from_polar",
+        "complex_from_polar",
+        "The complex number ``abs * exp(1j * angle)`` from its polar form.",
+    ),
     ("maximum", "maximum", "Elementwise larger (NaN propagates)."),
     ("minimum", "minimum", "Elementwise smaller (NaN propagates)."),
     ("lt", "lt", "``a < b``."),

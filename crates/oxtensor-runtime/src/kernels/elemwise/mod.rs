@@ -18,6 +18,7 @@
 //! float, bitwise, select and convert ops compute in the output dtype (inputs converted with
 //! NumPy `astype` semantics); predicates compare in the promoted input dtype.
 
+mod complex;
 mod drive;
 mod layout;
 mod operand;
@@ -76,8 +77,15 @@ macro_rules! numeric {
                 type $T = f64;
                 $body
             }
+            DType::C64 | DType::C128 => Err(complex_elsewhere()),
         }
     };
+}
+
+/// The error of the real dtypes' loops for a complex dtype, which [`complex::compute`] takes
+/// before them.
+fn complex_elsewhere() -> KernelError {
+    KernelError::Value("complex values reached a loop for real dtypes".into())
 }
 
 /// Runs `$body` with `$T` bound to the Rust type of a float dtype, or fails for another.
@@ -138,7 +146,9 @@ macro_rules! bitwise {
                 type $T = u64;
                 $body
             }
-            other @ (DType::F32 | DType::F64) => Err(unsupported($op, other)),
+            other @ (DType::F32 | DType::F64 | DType::C64 | DType::C128) => {
+                Err(unsupported($op, other))
+            }
         }
     };
 }
@@ -280,6 +290,9 @@ fn run(op: ScalarOp, args: &Args<'_>, out: DType) -> Result<Tensor, KernelError>
 #[allow(clippy::bool_comparison)]
 fn compute(op: ScalarOp, args: &Args<'_>, out: DType) -> Result<Tensor, KernelError> {
     use ScalarOp::*;
+    if let Some(result) = complex::compute(op, args, out) {
+        return result;
+    }
     let not_bool = || Err(unsupported(op, DType::Bool));
     match op {
         // Arithmetic: computed in the output dtype; bools are logical where NumPy allows them.
@@ -398,6 +411,9 @@ fn compute(op: ScalarOp, args: &Args<'_>, out: DType) -> Result<Tensor, KernelEr
 
         // Convert: NumPy `astype`, done by reading the input as the output dtype.
         Cast(_) => dispatch_dtype!(out, T => args.map1::<T, T>(|x| x)),
+
+        // Complex parts and constructors: always computed by `complex::compute` above.
+        Real | Imag | Angle | Conj | Complex | ComplexFromPolar => Err(unsupported(op, out)),
 
         // Special functions: oxtensor-special's f64 definitions, inputs converted to the output
         // float type first.

@@ -29,6 +29,8 @@ _DTYPES = {
     np.dtype(np.uint8): torch.uint8,
     np.dtype(np.float32): torch.float32,
     np.dtype(np.float64): torch.float64,
+    np.dtype(np.complex64): torch.complex64,
+    np.dtype(np.complex128): torch.complex128,
 }
 
 #: The unsigned dtypes held as int64, with the mask that wraps a value to their width (None:

@@ -76,7 +76,8 @@ SCALAR = {
     "Mod": ("cast", lambda xp: lambda a, b: _mod(xp, a, b)),
     "Pow": ("cast", _plain("power")),
     "Neg": ("cast", _plain("negative")),
-    "Abs": ("cast", _plain("abs")),
+    # The modulus of a complex input is real: computed in the input's own type.
+    "Abs": ("compare", _plain("abs")),
     "Sign": ("cast", _plain("sign")),
     "Sqr": ("cast", lambda xp: lambda a: a * a),
     "Sqrt": ("cast", _plain("sqrt")),
@@ -125,6 +126,12 @@ SCALAR = {
     "Ceil": ("cast", _plain("ceil")),
     "RoundHalfToEven": ("cast", _plain("round")),
     "Trunc": ("cast", _plain("trunc")),
+    "Real": ("compare", _plain("real")),
+    "Imag": ("compare", _plain("imag")),
+    "Angle": ("compare", _plain("angle")),
+    "Conj": ("compare", _plain("conj")),
+    "Complex": ("compare", lambda xp: lambda re, im: re + 1j * im),
+    "ComplexFromPolar": ("compare", lambda xp: lambda r, t: r * xp.exp(1j * t)),
 }
 
 

@@ -72,7 +72,8 @@ SCALAR = {
     "Mod": ("cast", _mod),
     "Pow": ("cast", torch.pow),
     "Neg": ("cast", torch.neg),
-    "Abs": ("cast", _abs),
+    # The modulus of a complex input is real: computed in the input's own type.
+    "Abs": ("compare", _abs),
     "Sign": ("cast", _sign),
     "Sqr": ("cast", lambda a: a * a),
     "Sqrt": ("cast", torch.sqrt),
@@ -122,6 +123,12 @@ SCALAR = {
     "Ceil": ("cast", _rounding(torch.ceil)),
     "RoundHalfToEven": ("cast", _rounding(torch.round)),
     "Trunc": ("cast", _rounding(torch.trunc)),
+    "Real": ("compare", lambda a: torch.real(a) if a.is_complex() else a),
+    "Imag": ("compare", lambda a: torch.imag(a) if a.is_complex() else torch.zeros_like(a)),
+    "Angle": ("compare", lambda a: torch.angle(a if a.is_complex() or a.is_floating_point() else a.double())),
+    "Conj": ("compare", lambda a: torch.conj_physical(a) if a.is_complex() else a),
+    "Complex": ("compare", lambda re, im: torch.complex(re.double(), im.double())),
+    "ComplexFromPolar": ("compare", lambda r, t: torch.polar(r.double(), t.double())),
 }
 
 #: Scalar ops torch has no form of, with the reason given in the error.
