@@ -202,7 +202,12 @@ pub(crate) fn pullback(
                 _ => b::neg(&b::true_div(&b::mul(a, c0)?, &b::sqr(c)?)?)?,
             };
             let d_up = hyp2f1_slope(f, &args)?;
-            vec![None, None, None, Some(b::add(&b::mul(&d_coef, &up)?, &d_up))]
+            vec![
+                None,
+                None,
+                None,
+                Some(b::add(&b::mul(&d_coef, &up)?, &d_up)),
+            ]
         }
         // chi2sf(x, k) = Q(k/2, x/2): ∂/∂x = −½ · density of Γ(k/2) at x/2.
         Chi2SF => {

@@ -35,7 +35,10 @@ impl Dual {
     /// `exp(self)`.
     pub fn exp(self) -> Dual {
         let e = self.v.exp();
-        Dual { v: e, d: e * self.d }
+        Dual {
+            v: e,
+            d: e * self.d,
+        }
     }
 
     /// `1 / self`.

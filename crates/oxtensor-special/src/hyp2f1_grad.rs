@@ -246,14 +246,18 @@ mod tests {
         // F(−2, b; c; x) = 1 − 2bx/c + b(b+1)x²/(c(c+1)): ∂/∂b and ∂/∂c for any x.
         let (b, c, x) = (1.5, 2.5, 3.0);
         let db = -2.0 * x / c + (2.0 * b + 1.0) * x * x / (c * (c + 1.0));
-        let dc = 2.0 * b * x / (c * c) - b * (b + 1.0) * x * x * (2.0 * c + 1.0) / (c * c * (c + 1.0) * (c + 1.0));
+        let dc = 2.0 * b * x / (c * c)
+            - b * (b + 1.0) * x * x * (2.0 * c + 1.0) / (c * c * (c + 1.0) * (c + 1.0));
         assert!((hyp2f1_db(-2.0, b, c, x) - db).abs() < 1e-14 * db.abs());
         assert!((hyp2f1_dc(-2.0, b, c, x) - dc).abs() < 1e-14 * dc.abs());
         // ∂/∂a at a = 0: Σ_{k≥1} (b)_k x^k / ((c)_k k); with b = c, −ln(1 − x).
         let x = 0.3f64;
         assert!((hyp2f1_da(0.0, 2.0, 2.0, x) + (-x).ln_1p()).abs() < 1e-15);
         // Symmetry in a and b.
-        assert_eq!(hyp2f1_da(0.3, 0.9, 1.7, -0.4), hyp2f1_db(0.9, 0.3, 1.7, -0.4));
+        assert_eq!(
+            hyp2f1_da(0.3, 0.9, 1.7, -0.4),
+            hyp2f1_db(0.9, 0.3, 1.7, -0.4)
+        );
         assert_eq!(hyp2f1_da(1.0, 2.0, 3.0, 0.0), 0.0);
         for p in [
             [1.0, 2.0, -1.0, 0.5],
