@@ -1,7 +1,9 @@
 //! `hyp2f1_da`, `hyp2f1_db`, `hyp2f1_dc`: the derivatives of the Gauss hypergeometric function
 //! `₂F₁(a, b; c; x)` with respect to its parameters, what the gradient of `hyp2f1` needs.
 //! PyTensor (`hyp2f1_grad`) sums the derivative of each term of the defining series, in f64 and
-//! in log scale, for |x| < 1 only (NaN elsewhere, and ~10⁶ terms as |x| → 1).
+//! in log scale, for |x| < 1 only (NaN elsewhere, and ~10⁶ terms as |x| → 1); it stops where a
+//! term's value vanishes, so at a non-positive integer a = −n its ∂/∂a misses the derivative's
+//! tail (k > n), e.g. 0.137 instead of 0.0549 at (a, b, c, x) = (−3, 1.5, 2.5, 0.99).
 //!
 //! Algorithm: forward-mode differentiation, on dual numbers in double-double ([`Dual`]), of the
 //! very expansions `hyp2f1` uses (`hyp2f1.rs`), so the derivative is defined on the same region
