@@ -62,9 +62,12 @@ const HYP2F1_POINTS: &[&[f64]] = &[
     &[-3.0, 1.5, 2.5, 0.6],
 ];
 
+/// A function, its points, and its derivative functions in parameter order.
+type Case = (SpecialFn, &'static [&'static [f64]], Vec<SpecialFn>);
+
 #[test]
 fn parameter_gradients_are_the_derivative_functions_in_both_backends() {
-    let cases: [(SpecialFn, &[&[f64]], Vec<SpecialFn>); 2] = [
+    let cases: [Case; 2] = [
         (
             SpecialFn::BetaInc,
             BETAINC_POINTS,
