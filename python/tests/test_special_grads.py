@@ -115,3 +115,14 @@ def test_betainc_shape_gradients_in_float32_and_outside_the_domain():
     np.testing.assert_allclose(got_a[:2], [-0.24086937608755657, 0.0], rtol=1e-6)
     np.testing.assert_allclose(got_b[:2], [0.15634433641359878, 0.0], rtol=1e-6)
     assert np.isnan(got_a[2:]).all() and np.isnan(got_b[2:]).all()
+
+
+def test_jax_refuses_the_derivative_ops_naming_them():
+    pytest.importorskip("jax")
+    a, b, c, x = (pt.dvector(n) for n in "abcx")
+    ga = oxtensor.grad(pt.betainc(a, b, x).sum(), a)
+    with pytest.raises(NotImplementedError, match=r"no JAX translation for op Elemwise\{BetaIncDa\}"):
+        oxtensor.function([a, b, x], ga, mode="JAX")
+    gc = oxtensor.grad(pt.hyp2f1(a, b, c, x).sum(), c)
+    with pytest.raises(NotImplementedError, match=r"no JAX translation for op Elemwise\{Hyp2F1Dc\}"):
+        oxtensor.function([a, b, c, x], gc, mode="JAX")
