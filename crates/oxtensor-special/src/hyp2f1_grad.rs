@@ -25,7 +25,9 @@
 //! NaN: any NaN or infinite argument; `c` a non-positive integer (a pole of ₂F₁, or a
 //! terminating sum whose derivative is not taken here); `x > 1` (₂F₁ is complex or infinite
 //! there) and `x = 1` with `c <= a + b` (divergent); and a series that has not converged
-//! within 10⁶ terms (x within about 3e-5 of 1 when `c − a − b` is near an integer). At x = 0
+//! within 10⁶ terms: x within about 3e-5 of 1 when `c − a − b` is within 1e-9 of an integer,
+//! or x below about −3e4 when `b − a` is (e.g. (1.5, 0.5, 3, 0.99999) and (0.5, 1.5, 3, −1e5)
+//! are NaN, where `hyp2f1` itself returns its truncated sum). At x = 0
 //! every derivative is 0. ∂/∂b is ∂/∂a with a and b exchanged (₂F₁ is symmetric in them).
 
 use crate::dd::DD;

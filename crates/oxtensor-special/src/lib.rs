@@ -101,7 +101,8 @@
 //!   a and b beyond ~1e12 (the continued fraction needs O(√max(a, b)) terms and is capped at
 //!   1e6) are inaccurate except at the symmetric point.
 //! * `hyp2f1_da`/`_db`/`_dc` are NaN where a series has not converged within 1e6 terms (x within
-//!   ~3e-5 of 1 with `c - a - b` near an integer), for x > 1 (unless the derivative is a
+//!   ~3e-5 of 1 with `c - a - b` near an integer, or x below ~-3e4 with `b - a` near an
+//!   integer), for x > 1 (unless the derivative is a
 //!   finite sum) and at non-positive integer c; `betainc_da`/`_db` are NaN at a = 0 or b = 0
 //!   (one-sided derivatives only) and for infinite shapes.
 //! * `polygamma` for negative x and large n: the alternating terms cancel (e.g.
