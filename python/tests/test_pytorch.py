@@ -308,6 +308,11 @@ UNTRANSLATABLE = {
     "gammainc_grad": (lambda x: pt.gammainc_grad(x, x), r"Elemwise\{GammaIncGrad\}"),
     "owens_t": (lambda x: pt.owens_t(x, x), r"Elemwise\{Owens_t\}"),
     "hyp2f1": (lambda x: pt.hyp2f1(x, x, x, x), r"Elemwise\{Hyp2F1\}"),
+    "betainc_da": (lambda x: pt.betainc_da(x, x, x), r"Elemwise\{BetaIncDa\}"),
+    "betainc_db": (lambda x: pt.betainc_db(x, x, x), r"Elemwise\{BetaIncDb\}"),
+    "hyp2f1_da": (lambda x: pt.hyp2f1_da(x, x, x, x), r"Elemwise\{Hyp2F1Da\}"),
+    "hyp2f1_db": (lambda x: pt.hyp2f1_db(x, x, x, x), r"Elemwise\{Hyp2F1Db\}"),
+    "hyp2f1_dc": (lambda x: pt.hyp2f1_dc(x, x, x, x), r"Elemwise\{Hyp2F1Dc\}"),
 }
 
 

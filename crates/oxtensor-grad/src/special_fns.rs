@@ -2,9 +2,9 @@
 //! PyTensor's `L_op`s. Each derivative is a graph of special and elementary ops (so second
 //! derivatives work where those have rules). Where PyTensor's gradient is undefined (the
 //! integer order of `polygamma`) or not implemented here (derivatives with respect to the
-//! parameters of the incomplete beta function and of the inverses, of Bessel orders, of
-//! `hyp2f1`'s a, b, c), the input gets [`Term::Undefined`] naming the function and the
-//! parameter.
+//! parameters of the inverses, of Bessel orders, second derivatives in the parameters of
+//! `gammainc`, `betainc` and `hyp2f1`), the input gets [`Term::Undefined`] naming the function
+//! and the parameter.
 
 use crate::rules::{Term, per_input};
 use crate::util::{fconst, rsub, scale, shift};
@@ -66,8 +66,29 @@ pub(crate) fn pullback(
                 vec![Some(Ok(da)), Some(Ok(dc))]
             }
         }
-        // ∂I_x(a, b)/∂x = xᵃ⁻¹ (1 − x)ᵇ⁻¹ / B(a, b).
-        BetaInc => vec![None, None, Some(beta_density(&x(0)?, &x(1)?, &x(2)?))],
+        // ∂I_x(a, b)/∂x = xᵃ⁻¹ (1 − x)ᵇ⁻¹ / B(a, b); ∂/∂a and ∂/∂b are their own functions.
+        BetaInc => {
+            let args = [x(0)?, x(1)?, x(2)?];
+            vec![
+                Some(sp(BetaIncDa, &args)),
+                Some(sp(BetaIncDb, &args)),
+                Some(beta_density(&args[0], &args[1], &args[2])),
+            ]
+        }
+        // ∂²I/∂a∂x = density · (ln x − ψ(a) + ψ(a + b)), ∂²I/∂b∂x = density · (ln(1 − x) −
+        // ψ(b) + ψ(a + b)); the second derivatives in the shapes are not implemented (nor in
+        // PyTensor).
+        BetaIncDa | BetaIncDb => {
+            let (a, c, y) = (x(0)?, x(1)?, x(2)?);
+            let psi_ab = sp(Psi, &[b::add(&a, &c)?])?;
+            let (log_w, psi) = if f == BetaIncDa {
+                (b::log(&y)?, sp(Psi, std::slice::from_ref(&a))?)
+            } else {
+                (b::log1p(&b::neg(&y)?)?, sp(Psi, std::slice::from_ref(&c))?)
+            };
+            let slope = b::add(&b::sub(&log_w, &psi)?, &psi_ab)?;
+            vec![None, None, Some(b::mul(&beta_density(&a, &c, &y)?, &slope))]
+        }
         BetaIncInv => {
             let density = beta_density(&x(0)?, &x(1)?, z)?;
             vec![None, None, Some(b::reciprocal(&density))]
@@ -157,15 +178,36 @@ pub(crate) fn pullback(
             );
             vec![Some(dh), Some(da)]
         }
-        // ∂₂F₁/∂x = ab/c · ₂F₁(a + 1, b + 1; c + 1; x).
+        // ∂₂F₁/∂x = ab/c · ₂F₁(a + 1, b + 1; c + 1; x); ∂/∂a, ∂/∂b, ∂/∂c are their own
+        // functions.
         Hyp2F1 => {
-            let (a, c0, c, y) = (x(0)?, x(1)?, x(2)?, x(3)?);
-            let up = sp(
-                Hyp2F1,
-                &[shift(&a, 1.0)?, shift(&c0, 1.0)?, shift(&c, 1.0)?, y],
-            )?;
-            let coef = b::true_div(&b::mul(&a, &c0)?, &c)?;
-            vec![None, None, None, Some(b::mul(&coef, &up))]
+            let args = [x(0)?, x(1)?, x(2)?, x(3)?];
+            vec![
+                Some(sp(Hyp2F1Da, &args)),
+                Some(sp(Hyp2F1Db, &args)),
+                Some(sp(Hyp2F1Dc, &args)),
+                Some(hyp2f1_slope(Hyp2F1, &args)),
+            ]
+        }
+        // ∂/∂x of ∂₂F₁/∂θ = ∂/∂θ of ab/c · ₂F₁(a + 1, b + 1; c + 1; x) (product rule); the
+        // second derivatives in the parameters are not implemented (nor in PyTensor).
+        Hyp2F1Da | Hyp2F1Db | Hyp2F1Dc => {
+            let args = [x(0)?, x(1)?, x(2)?, x(3)?];
+            let (a, c0, c) = (&args[0], &args[1], &args[2]);
+            let up = sp(Hyp2F1, &hyp2f1_shifted(&args)?)?;
+            // ∂(ab/c)/∂θ.
+            let d_coef = match f {
+                Hyp2F1Da => b::true_div(c0, c)?,
+                Hyp2F1Db => b::true_div(a, c)?,
+                _ => b::neg(&b::true_div(&b::mul(a, c0)?, &b::sqr(c)?)?)?,
+            };
+            let d_up = hyp2f1_slope(f, &args)?;
+            vec![
+                None,
+                None,
+                None,
+                Some(b::add(&b::mul(&d_coef, &up)?, &d_up)),
+            ]
         }
         // chi2sf(x, k) = Q(k/2, x/2): ∂/∂x = −½ · density of Γ(k/2) at x/2.
         Chi2SF => {
@@ -219,6 +261,24 @@ fn undefined(f: SpecialFn, k: usize) -> String {
             f.py_name()
         )
     }
+}
+
+/// `(a + 1, b + 1, c + 1, x)` from `(a, b, c, x)`.
+fn hyp2f1_shifted(args: &[Var; 4]) -> Result<[Var; 4], GraphError> {
+    Ok([
+        shift(&args[0], 1.0)?,
+        shift(&args[1], 1.0)?,
+        shift(&args[2], 1.0)?,
+        args[3].clone(),
+    ])
+}
+
+/// `ab/c · h(a + 1, b + 1, c + 1, x)`: with `h` = ₂F₁ the x-derivative of ₂F₁, with `h` one of
+/// its parameter derivatives the second term of the x-derivative of that derivative.
+fn hyp2f1_slope(h: SpecialFn, args: &[Var; 4]) -> Built {
+    let up = b::special(h, &hyp2f1_shifted(args)?)?;
+    let coef = b::true_div(&b::mul(&args[0], &args[1])?, &args[2])?;
+    b::mul(&coef, &up)
 }
 
 /// The density of the Gamma(a) distribution at x: xᵃ⁻¹ e⁻ˣ / Γ(a), as

@@ -122,6 +122,12 @@ special_fns! {
     BetaInc: "BetaInc", "betainc", betainc, 1024;
     /// The inverse of I_·(a, b): x with I_x(a, b) = y.
     BetaIncInv: "BetaIncInv", "betaincinv", betaincinv, 4096;
+    /// ∂I_x(a, b)/∂a: the gradient of `betainc` with respect to its first shape (PyTensor's
+    /// `betainc_grad(a, b, x, wrtp=True)`).
+    BetaIncDa: "BetaIncDa", "betainc_da", betainc_da, 4096;
+    /// ∂I_x(a, b)/∂b: the gradient of `betainc` with respect to its second shape (PyTensor's
+    /// `betainc_grad(a, b, x, wrtp=False)`).
+    BetaIncDb: "BetaIncDb", "betainc_db", betainc_db, 4096;
     /// The inverse error function.
     Erfinv: "Erfinv", "erfinv", erfinv, 64;
     /// The inverse complementary error function.
@@ -152,6 +158,12 @@ special_fns! {
     OwensT: "Owens_t", "owens_t", owens_t, 512;
     /// The Gauss hypergeometric function ₂F₁(a, b; c; x).
     Hyp2F1: "Hyp2F1", "hyp2f1", hyp2f1, 4096;
+    /// ∂₂F₁(a, b; c; x)/∂a (PyTensor's `hyp2f1_grad(..., wrt=[0])`).
+    Hyp2F1Da: "Hyp2F1Da", "hyp2f1_da", hyp2f1_da, 8192;
+    /// ∂₂F₁(a, b; c; x)/∂b (PyTensor's `hyp2f1_grad(..., wrt=[1])`).
+    Hyp2F1Db: "Hyp2F1Db", "hyp2f1_db", hyp2f1_db, 8192;
+    /// ∂₂F₁(a, b; c; x)/∂c (PyTensor's `hyp2f1_grad(..., wrt=[2])`).
+    Hyp2F1Dc: "Hyp2F1Dc", "hyp2f1_dc", hyp2f1_dc, 8192;
     /// The chi-squared survival function of x with k degrees of freedom (`chi2sf(x, k)`).
     Chi2SF: "Chi2SF", "chi2sf", chi2sf, 512;
     /// log(1 − eˣ), accurate for x near 0 and very negative x.

@@ -104,6 +104,8 @@ exports! {
     Binary: chi2sf => oxt_chi2sf_f64, oxt_chi2sf_f32(x, k);
     Ternary: betainc => oxt_betainc_f64, oxt_betainc_f32(a, b, x);
     Ternary: betaincinv => oxt_betaincinv_f64, oxt_betaincinv_f32(a, b, y);
+    Ternary: betainc_da => oxt_betainc_da_f64, oxt_betainc_da_f32(a, b, x);
+    Ternary: betainc_db => oxt_betainc_db_f64, oxt_betainc_db_f32(a, b, x);
     Unary: erfinv => oxt_erfinv_f64, oxt_erfinv_f32(y);
     Unary: erfcinv => oxt_erfcinv_f64, oxt_erfcinv_f32(y);
     Unary: erfcx => oxt_erfcx_f64, oxt_erfcx_f32(x);
@@ -121,6 +123,9 @@ exports! {
     Binary: kve => oxt_kve_f64, oxt_kve_f32(v, x);
     Binary: owens_t => oxt_owens_t_f64, oxt_owens_t_f32(h, a);
     Quaternary: hyp2f1 => oxt_hyp2f1_f64, oxt_hyp2f1_f32(a, b, c, x);
+    Quaternary: hyp2f1_da => oxt_hyp2f1_da_f64, oxt_hyp2f1_da_f32(a, b, c, x);
+    Quaternary: hyp2f1_db => oxt_hyp2f1_db_f64, oxt_hyp2f1_db_f32(a, b, c, x);
+    Quaternary: hyp2f1_dc => oxt_hyp2f1_dc_f64, oxt_hyp2f1_dc_f32(a, b, c, x);
     Unary: log1mexp => oxt_log1mexp_f64, oxt_log1mexp_f32(x);
     Binary: xlogy => oxt_xlogy_f64, oxt_xlogy_f32(x, y);
     Binary: xlog1py => oxt_xlog1py_f64, oxt_xlog1py_f32(x, y);

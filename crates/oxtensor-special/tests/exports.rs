@@ -15,7 +15,7 @@ fn symbols_names_and_arities_are_consistent() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), EXPORTS.len(), "duplicate export names");
-    assert_eq!(EXPORTS.len(), 39);
+    assert_eq!(EXPORTS.len(), 44);
     for e in EXPORTS {
         assert_eq!(e.symbol_f64, format!("oxt_{}_f64", e.name));
         assert_eq!(e.symbol_f32, format!("oxt_{}_f32", e.name));

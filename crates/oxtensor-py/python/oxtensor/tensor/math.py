@@ -153,7 +153,14 @@ for _spec in _BINARY:
 
 
 #: The table's functions SciPy does not have, described.
-_NOT_IN_SCIPY = {"gammainc_grad": "∂ gammainc(a, x) / ∂a (PyTensor's ``gammainc_grad``)"}
+_NOT_IN_SCIPY = {
+    "gammainc_grad": "∂ gammainc(a, x) / ∂a (PyTensor's ``gammainc_grad``)",
+    "betainc_da": "∂ betainc(a, b, x) / ∂a (PyTensor's ``betainc_grad(a, b, x, True)``)",
+    "betainc_db": "∂ betainc(a, b, x) / ∂b (PyTensor's ``betainc_grad(a, b, x, False)``)",
+    "hyp2f1_da": "∂ hyp2f1(a, b, c, x) / ∂a (PyTensor's ``hyp2f1_grad(..., wrt=[0])``)",
+    "hyp2f1_db": "∂ hyp2f1(a, b, c, x) / ∂b (PyTensor's ``hyp2f1_grad(..., wrt=[1])``)",
+    "hyp2f1_dc": "∂ hyp2f1(a, b, c, x) / ∂c (PyTensor's ``hyp2f1_grad(..., wrt=[2])``)",
+}
 
 
 def _special(pt_name, core_name, params):

@@ -3,7 +3,10 @@ function, a short identity where one holds exactly (``trigamma = polygamma(1, ·
 ``chi2sf(x, k) = gammaincc(k/2, x/2)``), and nothing otherwise: the Bessel functions of real
 order (``iv``, ``ive``, ``jv``, ``kn``, ``kv``, ``kve``, ``j0``, ``j1``) and the inverses of the
 incomplete gamma and beta functions have no JAX implementation, so a graph using them fails at
-compile time naming the op.
+compile time naming the op. So do the parameter derivatives of ``betainc`` and ``hyp2f1``
+(``betainc_da``, ``betainc_db``, ``hyp2f1_da``, ``hyp2f1_db``, ``hyp2f1_dc``, what the gradients
+of those functions with respect to their parameters build): JAX's ``betainc`` has no gradient
+in a and b, and the autodiff derivative of its ``hyp2f1`` has not been validated here.
 
 Concrete inputs (values known while tracing) go through SciPy, as the other elementwise ops go
 through NumPy, so they stay concrete.

@@ -7,7 +7,9 @@ but at the poles of Γ (the non-positive integers), where the identities for ``b
 overflows).
 
 The regularized incomplete beta function, its and the incomplete gamma functions' inverses,
-the shape derivative of the incomplete gamma function (``gammainc_grad``), Owen's T, the hypergeometric ``hyp2f1`` and the Bessel functions of real order (``iv``,
+the shape derivative of the incomplete gamma function (``gammainc_grad``), the parameter
+derivatives of ``betainc`` and ``hyp2f1`` (``betainc_da``, ``betainc_db``, ``hyp2f1_da``,
+``hyp2f1_db``, ``hyp2f1_dc``), Owen's T, the hypergeometric ``hyp2f1`` and the Bessel functions of real order (``iv``,
 ``ive``, ``jv``, ``kn``, ``kv``, ``kve``) have no torch implementation: a graph using them fails
 at compile time naming the op.
 """
@@ -111,5 +113,6 @@ SCALAR.update({name: ("cast", _nan_in(fn)) for name, fn in SPECIAL.items()})
 MISSING.update({
     name: "torch.special has no such function"
     for name in ["BetaInc", "BetaIncInv", "GammaIncInv", "GammaIncCInv", "GammaIncGrad", "Owens_t",
-                 "Hyp2F1", "Iv", "Ive", "Jv", "Kn", "Kv", "Kve"]
+                 "Hyp2F1", "Iv", "Ive", "Jv", "Kn", "Kv", "Kve", "BetaIncDa", "BetaIncDb",
+                 "Hyp2F1Da", "Hyp2F1Db", "Hyp2F1Dc"]
 })
