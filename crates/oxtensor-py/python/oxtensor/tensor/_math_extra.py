@@ -164,8 +164,8 @@ def ptp(a, axis=None):
 
 def median(x, axis=None):
     """``np.median`` along ``axis`` (an int, a tuple or ``None``): the middle of the sorted
-    values, the mean of the two middle ones for an even count. Unlike NumPy, a NaN does not
-    propagate: it sorts last."""
+    values, the mean of the two middle ones for an even count. As in NumPy, a lane holding a
+    NaN gives NaN (the ``sort`` primitive puts NaNs last, so they are looked for apart)."""
     from oxtensor.tensor.basic import flatten, reshape, transpose
     from oxtensor.tensor.sort import sort
 
@@ -190,7 +190,10 @@ def median(x, axis=None):
     a = s[tuple(index + [lo])]
     b = s[tuple(index + [hi])]
     xf = a.dtype if a.dtype.startswith("float") else "float64"
-    return (_cast(a, xf) + _cast(b, xf)) / 2
+    out = (_cast(a, xf) + _cast(b, xf)) / 2
+    if x.dtype.startswith("float"):
+        out = _m.switch(_m.any(_m.isnan(x), axis=ax), _cast(np.nan, xf), out)
+    return out
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):

@@ -88,11 +88,13 @@ def searchsorted(x, v, side="left", sorter=None):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
-    """``np.unique`` of the flattened ``ar``: the sorted distinct values, then the first
-    indices, the inverse and the counts that were asked for (``axis`` must be ``None``)."""
-    if axis is not None:
-        raise NotImplementedError("unique: only axis=None is supported")
+    """``np.unique(ar, return_index, return_inverse, return_counts, axis)``: the sorted
+    distinct values of the flattened ``ar`` (``axis=None``, the ``unique`` primitive) or the
+    sorted distinct slices along ``axis`` (a composition, see ``_unique_along``), then the
+    first indices, the inverse and the counts that were asked for."""
     x = _var(ar)
+    if axis is not None:
+        return _unique_along(x, _axis(axis), bool(return_index), bool(return_inverse), bool(return_counts))
     outs = _core.extra(
         "unique",
         [x],
@@ -103,6 +105,46 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_inverse and x.ndim != 1:
         k = 1 + int(bool(return_index))
         outs[k] = _basic.reshape(outs[k], _basic.shape(x))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _unique_along(x, axis, return_index, return_inverse, return_counts):
+    """``np.unique`` along ``axis``: the slices along ``axis`` become the rows of a matrix
+    ``r`` (``n`` rows), compared pairwise in lexicographic order, NumPy's order for slices.
+    ``eq[i, k]`` says rows ``i`` and ``k`` are equal; ``less[i, k]`` that row ``i`` sorts
+    before row ``k`` (at their first differing column, found with a ``cumsum`` of the
+    differences). A row is kept where no earlier row equals it (so the index is the first
+    occurrence); its inverse is the number of kept rows before it. This takes O(n²·m) work and
+    memory for ``m`` columns, which suits the sizes unique along an axis is used for."""
+    if x.ndim == 0:
+        raise ValueError("unique: axis must be None for a 0-d tensor")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"unique: axis {axis} is out of bounds for a tensor of rank {x.ndim}")
+    axis %= x.ndim
+    moved = _basic.moveaxis(x, axis, 0)
+    r = _basic.reshape(moved, [moved.shape[0], -1])
+    a = r.dimshuffle(0, "x", 1)
+    b = r.dimshuffle("x", 0, 1)
+    differ = _basic.cast(_math.neq(a, b), "int64")
+    before = _math.eq(cumsum(differ, axis=2) - differ, 0)
+    less = _math.any(_math.and_(before, _math.lt(a, b)), axis=2)
+    eq = _math.eq(_math.sum(differ, axis=2), 0)
+    n = r.shape[0]
+    idx = _basic.arange(n)
+    earlier = _math.lt(idx.dimshuffle("x", 0), idx.dimshuffle(0, "x"))
+    kept = _math.invert(_math.any(_math.and_(eq, earlier), axis=1))
+    inverse = _math.sum(_math.and_(kept.dimshuffle(0, "x"), less), axis=0)
+    kept_idx = _basic.flatnonzero(kept)
+    from oxtensor.tensor.sort import argsort
+
+    first = _core.take(kept_idx, argsort(_core.take(inverse, kept_idx, 0)), 0)
+    outs = [_core.take(x, first, axis)]
+    if return_index:
+        outs.append(first)
+    if return_inverse:
+        outs.append(inverse)
+    if return_counts:
+        outs.append(_core.take(_math.sum(eq, axis=1), first, 0))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
