@@ -482,58 +482,7 @@ def triu_indices_from(a, k=0):
 
 # ---- padding and interpolation ------------------------------------------------------------
 
-_PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
-
-
-def _pad_widths(pad_width, ndim):
-    """Per-axis ``(before, after)`` pairs, broadcast as ``np.pad`` does."""
-    try:
-        w = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
-    except ValueError:
-        raise ValueError(f"pad: pad_width {pad_width!r} does not fit a tensor of rank {ndim}") from None
-    return [(a.item(), b.item()) for a, b in w]
-
-
-def pad(x, pad_width, mode="constant", **kwargs):
-    """``np.pad`` with static integer widths, in modes ``constant`` (``constant_values``),
-    ``edge``, ``wrap``, ``reflect`` and ``symmetric``: each axis is a ``take`` at the padded
-    positions mapped back into the input (and a ``switch`` to the constant), so the result is
-    differentiable."""
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported; supported: {_PAD_MODES}")
-    x = _var(x)
-    widths = _pad_widths(pad_width, x.ndim)
-    cv = kwargs.get("constant_values", 0)
-    cvs = _pad_widths(cv, x.ndim) if mode == "constant" else None
-    for d, (before, after) in enumerate(widths):
-        before, after = int(before), int(after)
-        if before < 0 or after < 0:
-            raise ValueError(f"pad: widths must be non-negative, got {(before, after)} for axis {d}")
-        if before == 0 and after == 0:
-            continue
-        n = x.shape[d]
-        i = _basic.arange(-before, n + after)
-        if mode == "wrap":
-            src = _math.mod(i, n)
-        elif mode == "reflect":
-            period = _math.maximum(2 * (n - 1), 1)
-            r = _math.mod(i, period)
-            src = _math.switch(_math.ge(r, n), period - r, r)
-        elif mode == "symmetric":
-            r = _math.mod(i, 2 * n)
-            src = _math.switch(_math.ge(r, n), 2 * n - 1 - r, r)
-        else:
-            src = _math.clip(i, 0, n - 1)
-        taken = _core.take(x, src, d)
-        if mode == "constant":
-            pattern = ["x"] * x.ndim
-            pattern[d] = 0
-            lo, hi = cvs[d]
-            fill = _math.switch(_math.lt(i, 0), lo, hi).dimshuffle(*pattern)
-            outside = _math.or_(_math.lt(i, 0), _math.ge(i, n)).dimshuffle(*pattern)
-            taken = _math.switch(outside, _basic.cast(fill, x.dtype), taken)
-        x = taken
-    return x
+from oxtensor.tensor.pad import pad  # noqa: E402
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
