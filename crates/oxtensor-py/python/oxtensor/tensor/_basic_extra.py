@@ -533,22 +533,58 @@ __all__ += ["pad", "interp", "interpolate1d"]
 # ---- packing and batched contractions -----------------------------------------------------
 
 
+def _keep_axes(keep_axes):
+    """``(n_before, n_after)``: how many leading and trailing axes ``keep_axes`` keeps, by
+    PyTensor's rules (non-negative axes contiguous from 0, negative ones contiguous to -1,
+    non-negative ones first)."""
+    if keep_axes is None:
+        return 0, 0
+    axes = (keep_axes,) if isinstance(keep_axes, (int, np.integer)) else keep_axes
+    try:
+        axes = [int(a) for a in axes]
+    except TypeError:
+        raise TypeError(f"keep_axes must be an int, a sequence of ints or None, got {keep_axes!r}") from None
+    if not axes:
+        raise ValueError("keep_axes=[] is ambiguous; use None to ravel every axis")
+    pos = [a for a in axes if a >= 0]
+    neg = [a for a in axes if a < 0]
+    if axes != pos + neg:
+        raise ValueError(f"keep_axes: the negative axes must come after the non-negative ones, got {axes}")
+    if pos != list(range(len(pos))):
+        raise ValueError(f"keep_axes: the non-negative axes must be 0, 1, … in order, got {pos}")
+    if neg != list(range(-len(neg), 0)):
+        raise ValueError(f"keep_axes: the negative axes must be …, -2, -1 in order, got {neg}")
+    return len(pos), len(neg)
+
+
 def pack(*tensors, keep_axes=None):
-    """The tensors flattened and joined into one vector, with their shapes (to ``unpack``);
-    only ``keep_axes=None`` is supported."""
-    if keep_axes is not None:
-        raise NotImplementedError("pack: only keep_axes=None is supported")
-    vs = [_var(t) for t in tensors]
-    packed = _basic.concatenate([_basic.flatten(v, 1) if v.ndim else v.dimshuffle("x") for v in vs], axis=0)
-    return packed, [_basic.shape(v) for v in vs]
+    """PyTensor's ``pack``: each tensor with the axes between the ``keep_axes`` (leading and
+    trailing ones, see ``_keep_axes``) merged into one, joined along that axis; returns the
+    packed tensor and each tensor's merged extents (the vectors ``unpack`` takes).
+    ``keep_axes=None`` ravels every tensor into one vector."""
+    n_before, n_after = _keep_axes(keep_axes)
+    packed, shapes = [], []
+    for k, t in enumerate(tensors):
+        v = _var(t)
+        n_merged = v.ndim - n_before - n_after
+        if n_merged < 0:
+            raise ValueError(f"pack: input {k} has {v.ndim} dimensions, but keep_axes={keep_axes!r} needs at least {n_before + n_after}")
+        shapes.append(_basic.shape(v)[n_before : n_before + n_merged])
+        packed.append(join_dims(v, n_before, n_merged) if n_merged else _basic.shape_padaxis(v, n_before))
+    return _basic.concatenate(packed, axis=n_before), shapes
 
 
 def unpack(packed_input, packed_shapes, keep_axes=None):
-    """The inverse of ``pack``: pieces of the vector ``packed_input`` reshaped to
-    ``packed_shapes``."""
-    if keep_axes is not None:
-        raise NotImplementedError("unpack: only keep_axes=None is supported")
+    """PyTensor's ``unpack``, the inverse of ``pack`` with the same ``keep_axes``: the one
+    axis of ``packed_input`` not kept is split into pieces of ``prod(shape)`` entries, each
+    reshaped to its entry of ``packed_shapes``."""
     packed = _var(packed_input)
+    n_before, n_after = _keep_axes(keep_axes)
+    if packed.ndim != n_before + n_after + 1:
+        raise ValueError(
+            f"unpack: packed_input must have one dimension more than keep_axes={keep_axes!r} keeps "
+            f"({n_before + n_after + 1}), got {packed.ndim}"
+        )
     out, start = [], 0
     for s in packed_shapes:
         s = _var(s) if not isinstance(s, (tuple, list)) else s
@@ -556,8 +592,8 @@ def unpack(packed_input, packed_shapes, keep_axes=None):
         size = 1
         for d in range(n):
             size = size * s[d]
-        piece = packed[start : start + size]
-        out.append(_basic.reshape(piece, [s[d] for d in range(n)]) if n else _basic.reshape(piece, ()))
+        piece = packed[(slice(None),) * n_before + (slice(start, start + size),)]
+        out.append(split_dims(piece, [s[d] for d in range(n)], n_before))
         start = start + size
     return out
 
