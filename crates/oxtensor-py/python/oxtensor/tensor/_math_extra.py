@@ -197,25 +197,31 @@ def median(x, axis=None):
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """``np.cov`` without weights: the covariance of the rows (variables) of ``m``."""
-    from oxtensor.tensor.basic import concatenate, atleast_Nd
+    """``np.cov(m, y, rowvar, bias, ddof)`` as PyTensor's ``cov``: the covariance of the rows
+    (variables; the columns when ``rowvar`` is false) of ``m`` and ``y``, squeezed (a 0-d
+    variance for one variable). PyTensor has no ``fweights``/``aweights``; neither has this."""
+    from oxtensor.tensor.basic import atleast_Nd, concatenate, squeeze
 
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported")
-    x = atleast_Nd(_var(m), n=2)
-    if not rowvar:
-        x = x.T
+    for name, w in (("fweights", fweights), ("aweights", aweights)):
+        if w is not None:
+            raise NotImplementedError(f"cov: {name} is not supported (PyTensor's cov has no weights either)")
+
+    def variables(v):
+        v = _var(v)
+        if v.ndim > 2:
+            raise ValueError(f"cov: m and y must have at most 2 dimensions, got {v.ndim}")
+        x = atleast_Nd(v, n=2)
+        return x.T if not rowvar and v.ndim == 2 and v.type.shape[0] != 1 else x
+
+    x = variables(m)
     if y is not None:
-        yy = atleast_Nd(_var(y), n=2)
-        if not rowvar:
-            yy = yy.T
-        x = concatenate([x, yy], axis=0)
+        x = concatenate([x, variables(y)], axis=0)
     x = x if x.dtype.startswith("float") else _cast(x, "float64")
     if ddof is None:
         ddof = 0 if bias else 1
     n = _cast(x.shape[1], x.dtype)
     xc = x - _m.mean(x, axis=1, keepdims=True)
-    return _m.dot(xc, xc.T) / (n - ddof)
+    return squeeze(_m.dot(xc, xc.T) / (n - ddof))
 
 
 def dense_dot(a, b):
