@@ -259,6 +259,46 @@ def stacklists(arg):
     return _var(arg)
 
 
+class _nd_grid:
+    """``pt.mgrid``/``pt.ogrid`` (NumPy's ``np.mgrid``/``np.ogrid``): indexed with slices,
+    one ``arange`` per slice (``linspace`` with ``abs(step)`` points, the stop included, for
+    a complex step as NumPy), broadcast to the full grid (``sparse=False``, a list of dense
+    tensors) or left as open axes (``sparse=True``). One slice gives its range alone."""
+
+    def __init__(self, sparse=False):
+        self.sparse = sparse
+
+    @staticmethod
+    def _range(sl):
+        if not isinstance(sl, slice):
+            raise TypeError(f"mgrid/ogrid: index with slices, got {sl!r}")
+        if sl.stop is None:
+            raise ValueError("mgrid/ogrid: every slice needs a stop")
+        start = 0 if sl.start is None else sl.start
+        step = 1 if sl.step is None else sl.step
+        if isinstance(step, complex):
+            from oxtensor.tensor.extra_ops import linspace
+
+            return linspace(start, sl.stop, int(abs(step)))
+        return _basic.arange(start, sl.stop, step)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return self._range(key)
+        ranges = [self._range(sl) for sl in key]
+        nd = len(ranges)
+        opened = [r.dimshuffle(*["x" if d != j else 0 for d in range(nd)]) for j, r in enumerate(ranges)]
+        if self.sparse:
+            return opened
+        shape = [r.shape[0] for r in ranges]
+        return [_basic.broadcast_to(r, shape) for r in opened]
+
+
+mgrid = _nd_grid()
+ogrid = _nd_grid(sparse=True)
+__all__ += ["mgrid", "ogrid"]
+
+
 # ---- values and constants -----------------------------------------------------------------
 
 
