@@ -96,6 +96,32 @@ def _source(mode, i, n):
     return _math.clip(i, 0, n - 1)
 
 
+def _ramps(x, d, i, before, after, lo_end, hi_end):
+    """NumPy's linear ramps along axis ``d``: before the input ``linspace(lo_end, edge,
+    before, endpoint=False)``, after it the same from ``hi_end`` reversed, i.e. ``end + k *
+    (edge - end) / width`` at the ``k``-th point from the outer end. Integer tensors take their
+    end values cast to their dtype and floor the ramp (as NumPy's integer ``linspace``), with an
+    exact integer floor division, which the rewrites keep exact."""
+    n = x.shape[d]
+    integer = not x.dtype.startswith("float")
+    ft = "int64" if integer else x.dtype
+    edge_lo = _basic.cast(_basic.shape_padaxis(x[(slice(None),) * d + (0,)], d), ft)
+    edge_hi = _basic.cast(_basic.shape_padaxis(x[(slice(None),) * d + (-1,)], d), ft)
+    lo_end = _basic.cast(_basic.cast(lo_end, x.dtype), ft)
+    hi_end = _basic.cast(_basic.cast(hi_end, x.dtype), ft)
+    k_lo = _basic.cast(_along(i + before, d, x.ndim), ft)
+    k_hi = _basic.cast(_along(after - 1 - (i - n), d, x.ndim), ft)
+    w_lo = _basic.cast(_math.maximum(before, 1), ft)
+    w_hi = _basic.cast(_math.maximum(after, 1), ft)
+    if integer:
+        lo = lo_end + _math.floor_div(k_lo * (edge_lo - lo_end), w_lo)
+        hi = hi_end + _math.floor_div(k_hi * (edge_hi - hi_end), w_hi)
+    else:
+        lo = lo_end + k_lo * ((edge_lo - lo_end) / w_lo)
+        hi = hi_end + k_hi * ((edge_hi - hi_end) / w_hi)
+    return _basic.cast(lo, x.dtype), _basic.cast(hi, x.dtype)
+
+
 def _outside_values(mode, x, d, i, before, after, pairs):
     """The values ``(lo, hi)`` written before and after the input along axis ``d``, each
     broadcastable against the padded tensor."""
@@ -104,23 +130,7 @@ def _outside_values(mode, x, d, i, before, after, pairs):
         lo, hi = pairs[d]
         return _basic.cast(lo, x.dtype), _basic.cast(hi, x.dtype)
     if mode == "linear_ramp":
-        lo_end, hi_end = pairs[d]
-        ft = x.dtype if x.dtype.startswith("float") else "float64"
-        edge_lo = _basic.cast(_basic.shape_padaxis(x[(slice(None),) * d + (0,)], d), ft)
-        edge_hi = _basic.cast(_basic.shape_padaxis(x[(slice(None),) * d + (-1,)], d), ft)
-        lo_end, hi_end = _basic.cast(lo_end, ft), _basic.cast(hi_end, ft)
-        fi = _basic.cast(i, ft)
-        up = _along((fi + _basic.cast(before, ft)) / _basic.cast(_math.maximum(before, 1), ft), d, x.ndim)
-        down = _along(
-            (_basic.cast(after, ft) - 1 - (fi - _basic.cast(n, ft))) / _basic.cast(_math.maximum(after, 1), ft),
-            d,
-            x.ndim,
-        )
-        lo = lo_end + (edge_lo - lo_end) * up
-        hi = hi_end + (edge_hi - hi_end) * down
-        if not x.dtype.startswith("float"):
-            lo, hi = _math.floor(lo), _math.floor(hi)
-        return _basic.cast(lo, x.dtype), _basic.cast(hi, x.dtype)
+        return _ramps(x, d, i, before, after, *pairs[d])
     lo_len, hi_len = pairs[d] if pairs is not None else (None, None)
     lo_len = n if lo_len is None else _math.minimum(lo_len, n)
     hi_len = n if hi_len is None else _math.minimum(hi_len, n)
