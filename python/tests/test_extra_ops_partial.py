@@ -111,9 +111,12 @@ def test_pad_symbolic_widths(rng, mode):
     x, w, s = sym(a), pt.lmatrix("w"), pt.lscalar("s")
     cases = ["constant", "edge", "wrap", "reflect", "symmetric", "linear_ramp", "mean", "maximum", "median"]
     widths = np.array([[1, 2], [0, 3], [2, 1]])
-    outs = run([x, w, s], [pt.pad(x, w, mode=m) for m in cases] + [pt.pad(x, s, mode="minimum")], [a, widths, np.int64(2)], mode)
-    for o, m in zip(outs, cases + ["minimum"]):
-        assert_matches(o, np.pad(a, widths if m != "minimum" else 2, mode=m), rtol=1e-12)
+    extra = [pt.pad(x, s, mode="minimum"), pt.pad(x, [(s, 1), (0, s), (1, 0)], mode="linear_ramp", end_values=s)]
+    outs = run([x, w, s], [pt.pad(x, w, mode=m) for m in cases] + extra, [a, widths, np.int64(2)], mode)
+    expected = [np.pad(a, widths, mode=m) for m in cases]
+    expected += [np.pad(a, 2, mode="minimum"), np.pad(a, [(2, 1), (0, 2), (1, 0)], mode="linear_ramp", end_values=2)]
+    for o, e in zip(outs, expected):
+        assert_matches(o, e, rtol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -33,9 +33,21 @@ _MODE_KWARGS = {
 }
 
 
+def _holds_variable(value):
+    """Whether the (nested) sequence ``value`` holds a symbolic variable."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_variable(v) for v in value)
+    return isinstance(value, Variable)
+
+
 def _pairs(value, ndim, what, integer):
     """Per-axis ``(before, after)`` pairs broadcast as ``np.pad`` broadcasts ``pad_width``
-    and friends: Python numbers for a constant, symbolic scalars for a tensor."""
+    and friends: Python numbers for a constant, symbolic scalars for a tensor (or for
+    nested sequences holding tensors)."""
+    if isinstance(value, (tuple, list)) and _holds_variable(value):
+        from oxtensor.tensor.basic import stacklists
+
+        value = stacklists(value)
     if isinstance(value, Variable):
         if integer and not (value.dtype.startswith(("int", "uint"))):
             raise TypeError(f"pad: {what} must be integers, got dtype {value.dtype}")
