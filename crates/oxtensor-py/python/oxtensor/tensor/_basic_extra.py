@@ -303,12 +303,15 @@ __all__ += ["mgrid", "ogrid"]
 
 
 def empty(shape, dtype=None):
-    """``np.empty``: here zeros (the values of an empty array are unspecified)."""
+    """PyTensor's ``empty`` (``np.empty``): a tensor of ``shape`` (an int, a sequence or a
+    symbolic vector) and ``dtype`` (default ``floatX``) whose values are unspecified; here
+    zeros."""
     return _basic.zeros(shape, dtype=dtype)
 
 
 def empty_like(prototype, dtype=None):
-    """``np.empty_like``: here zeros."""
+    """PyTensor's ``empty_like`` (``np.empty_like``): unspecified values (here zeros) of
+    ``prototype``'s shape and ``dtype`` (default ``prototype``'s)."""
     return _basic.zeros_like(prototype, dtype=dtype)
 
 

@@ -3,7 +3,8 @@
 index conversions and diagonal filling.
 
 ``cumsum``, ``cumprod``, ``repeat``, ``searchsorted``, ``unique`` and ``bincount`` are graph
-primitives (``Op::Extra`` in the Rust core); everything else here is composed from other ops.
+primitives (``Op::Extra`` in the Rust core; ``unique`` along an axis is composed of them);
+everything else here is composed from other ops.
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def _unique_along(x, axis, return_index, return_inverse, return_counts):
     before row ``k`` (at their first differing column, found with a ``cumsum`` of the
     differences). A row is kept where no earlier row equals it (so the index is the first
     occurrence); its inverse is the number of kept rows before it. This takes O(n²·m) work and
-    memory for ``m`` columns, which suits the sizes unique along an axis is used for."""
+    memory for ``m`` columns, which suits the sizes unique along an axis is used for. Slices
+    are compared by value, so a slice holding a NaN equals no other (NumPy may merge such
+    slices)."""
     if x.ndim == 0:
         raise ValueError("unique: axis must be None for a 0-d tensor")
     if not -x.ndim <= axis < x.ndim:

@@ -112,8 +112,9 @@ def _ramps(x, d, i, before, after, lo_end, hi_end):
     """NumPy's linear ramps along axis ``d``: before the input ``linspace(lo_end, edge,
     before, endpoint=False)``, after it the same from ``hi_end`` reversed, i.e. ``end + k *
     (edge - end) / width`` at the ``k``-th point from the outer end. Integer tensors take their
-    end values cast to their dtype and floor the ramp (as NumPy's integer ``linspace``), with an
-    exact integer floor division, which the rewrites keep exact."""
+    end values cast to their dtype and floor the ramp (as NumPy's integer ``linspace``) with an
+    exact integer floor division: in floats the rewrites may reassociate ``k * (d / w)`` into
+    ``(k / w) * d``, a rounding that the floor would turn into an off-by-one."""
     n = x.shape[d]
     integer = not x.dtype.startswith("float")
     ft = "int64" if integer else x.dtype
