@@ -211,11 +211,17 @@ def test_cov(rng, mode, dtype):
     m, y, x = sym(a, "m"), sym(b, "y"), sym(v, "v")
     outs = run(
         [m, y, x],
-        [pt.cov(m), pt.cov(m, y), pt.cov(m.T, rowvar=False), pt.cov(x), pt.cov(x, rowvar=False), pt.cov(m, bias=True), pt.cov(m, ddof=2), pt.cov(x, m)],
+        [
+            pt.cov(m), pt.cov(m, y), pt.cov(m.T, rowvar=False), pt.cov(x), pt.cov(x, rowvar=False),
+            pt.cov(m, bias=True), pt.cov(m, ddof=2), pt.cov(x, m),
+        ],
         [a, b, v],
         mode,
     )
-    expected = [np.cov(a), np.cov(a, b), np.cov(a.T, rowvar=False), np.cov(v), np.cov(v, rowvar=False), np.cov(a, bias=True), np.cov(a, ddof=2), np.cov(v, a)]
+    expected = [
+        np.cov(a), np.cov(a, b), np.cov(a.T, rowvar=False), np.cov(v), np.cov(v, rowvar=False),
+        np.cov(a, bias=True), np.cov(a, ddof=2), np.cov(v, a),
+    ]
     for o, e in zip(outs, expected):
         assert_matches(o, e, check_dtype=False, rtol=1e-4 if dtype == "float32" else 1e-10)
 
@@ -243,7 +249,8 @@ def test_mgrid_ogrid(mode):
     refs = [ptr.mgrid[0:5, 1:7:2], ptr.ogrid[0:5, 1:3]]
     flat = [g for grid in grids for g in grid] + [pt.mgrid[0:4], pt.ogrid[1:n]]
     outs = run([n], flat, [np.int64(7)], mode)
-    expected = list(np.mgrid[0:5, 1:7:2]) + list(np.ogrid[0:5, 0.5:3:0.5]) + list(np.mgrid[2:7, -1:1:5j, 0:2]) + [np.mgrid[0:4], np.ogrid[1:7]]
+    expected = list(np.mgrid[0:5, 1:7:2]) + list(np.ogrid[0:5, 0.5:3:0.5]) + list(np.mgrid[2:7, -1:1:5j, 0:2])
+    expected += [np.mgrid[0:4], np.ogrid[1:7]]
     for o, e in zip(outs, expected):
         assert_matches(o, e, check_dtype=False)
     for ours, theirs in zip(grids[0] + pt.ogrid[0:5, 1:3], refs[0] + refs[1]):

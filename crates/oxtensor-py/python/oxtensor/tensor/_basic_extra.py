@@ -611,7 +611,9 @@ def pack(*tensors, keep_axes=None):
         v = _var(t)
         n_merged = v.ndim - n_before - n_after
         if n_merged < 0:
-            raise ValueError(f"pack: input {k} has {v.ndim} dimensions, but keep_axes={keep_axes!r} needs at least {n_before + n_after}")
+            raise ValueError(
+                f"pack: input {k} has {v.ndim} dimensions, but keep_axes={keep_axes!r} needs at least {n_before + n_after}"
+            )
         shapes.append(_basic.shape(v)[n_before : n_before + n_merged])
         packed.append(join_dims(v, n_before, n_merged) if n_merged else _basic.shape_padaxis(v, n_before))
     return _basic.concatenate(packed, axis=n_before), shapes

@@ -163,7 +163,9 @@ def pad(x, pad_width, mode="constant", **kwargs):
         raise ValueError(f"pad: mode must be one of {sorted(_MODE_KWARGS)}, got {mode!r}")
     unknown = sorted(k for k in kwargs if k not in _MODE_KWARGS[mode])
     if unknown:
-        raise ValueError(f"pad: mode {mode!r} takes no keyword argument(s) {unknown}; it takes {list(_MODE_KWARGS[mode])}")
+        raise ValueError(
+            f"pad: mode {mode!r} takes no keyword argument(s) {unknown}; it takes {list(_MODE_KWARGS[mode])}"
+        )
     if kwargs.get("reflect_type", "even") != "even":
         raise NotImplementedError(f"pad: reflect_type {kwargs['reflect_type']!r} is not supported; use 'even'")
     x = _basic.as_tensor_variable(x)
@@ -185,5 +187,6 @@ def pad(x, pad_width, mode="constant", **kwargs):
             x = taken
             continue
         lo, hi = _outside_values(mode, x, d, i, before, after, pairs)
-        x = _math.switch(_along(_math.lt(i, 0), d, x.ndim), lo, _math.switch(_along(_math.ge(i, n), d, x.ndim), hi, taken))
+        after_input = _math.switch(_along(_math.ge(i, n), d, x.ndim), hi, taken)
+        x = _math.switch(_along(_math.lt(i, 0), d, x.ndim), lo, after_input)
     return x
