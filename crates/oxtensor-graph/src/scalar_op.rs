@@ -313,6 +313,18 @@ impl ScalarOp {
                     Ok(p)
                 }
             }
+            // True division of integers (and what PyTensor builds from it) is `float64`, as in
+            // NumPy and PyTensor.
+            ScalarKind::Float
+                if !p.is_inexact()
+                    && match self {
+                        ScalarOp::TrueDiv => true,
+                        ScalarOp::Special(f) => f.divides_integers(),
+                        _ => false,
+                    } =>
+            {
+                Ok(DType::F64)
+            }
             ScalarKind::Float => Ok(upgrade_to_float(p)),
             ScalarKind::Predicate => Ok(DType::Bool),
             ScalarKind::Complex => match self {

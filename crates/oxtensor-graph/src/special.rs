@@ -193,6 +193,13 @@ impl SpecialFn {
         self.export().params.len()
     }
 
+    /// True for the functions PyTensor builds from a true division (`logit(x) = log(x / (1 -
+    /// x))`, `chi2sf(x, k) = gammaincc(k / 2, x / 2)`), so that integer inputs give `float64`
+    /// where the other functions give PyTensor's `upgrade_to_float`.
+    pub fn divides_integers(self) -> bool {
+        matches!(self, SpecialFn::Logit | SpecialFn::Chi2SF)
+    }
+
     /// The function a front end names `name`: its Python name, `digamma` for `psi`,
     /// `tri_gamma` for `trigamma` (PyTensor's spelling), or its op name in any case.
     pub fn from_name(name: &str) -> Option<SpecialFn> {

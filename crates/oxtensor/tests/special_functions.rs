@@ -166,10 +166,16 @@ fn float32_and_integer_inputs_follow_pytensor_dtypes() {
             );
         }
         // Integer inputs upcast as PyTensor's upgrade_to_float: int8 → float32, int64 →
-        // float64 (whatever the function).
+        // float64; except the functions PyTensor builds from a true division (logit,
+        // chi2sf), which give float64 as an integer division does.
+        let small = if f.divides_integers() {
+            DType::F64
+        } else {
+            DType::F32
+        };
         let types = [
-            (DType::I8, DType::F32),
-            (DType::I16, DType::F32),
+            (DType::I8, small),
+            (DType::I16, small),
             (DType::I64, DType::F64),
         ];
         for (input, output) in types {
