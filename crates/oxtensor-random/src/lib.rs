@@ -75,7 +75,9 @@ mod ziggurat;
 pub use bounded::BoundedMethod;
 pub use choice::check_probabilities;
 pub use discrete::POISSON_LAM_MAX;
-pub use error::{RandomError, Result};
+pub use error::{
+    RandomError, Result, non_negative as check_non_negative, positive as check_positive,
+};
 pub use generator::{Generator, default_rng};
 pub use pcg64::{PCG64_JUMP, PCG64_MULTIPLIER, Pcg64, Pcg64State};
 pub use seed_sequence::{DEFAULT_POOL_SIZE, SeedSequence, int_words, u128_words};
