@@ -44,10 +44,9 @@ fn fill_uniform_equals_repeated_uniform() {
 
 /// XOR of every draw's bits rotated left by its index mod 64, as `make_fixtures.py` computes.
 fn digest(v: &[f64]) -> String {
-    let d = v
-        .iter()
-        .enumerate()
-        .fold(0u64, |acc, (i, x)| acc ^ x.to_bits().rotate_left((i % 64) as u32));
+    let d = v.iter().enumerate().fold(0u64, |acc, (i, x)| {
+        acc ^ x.to_bits().rotate_left((i % 64) as u32)
+    });
     format!("{d:x}")
 }
 
@@ -98,7 +97,11 @@ fn fills_leave_the_state_of_the_last_word_used() {
         let mut out = vec![0.0; len];
         a.fill_normal(0.0, 1.0, &mut out);
         for (k, &x) in out.iter().enumerate() {
-            assert_eq!(x.to_bits(), b.standard_normal().to_bits(), "len {len} draw {k}");
+            assert_eq!(
+                x.to_bits(),
+                b.standard_normal().to_bits(),
+                "len {len} draw {k}"
+            );
         }
         assert_eq!(a.state(), b.state(), "len {len}");
         a.fill_exponential(2.0, &mut out);

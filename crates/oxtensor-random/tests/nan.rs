@@ -72,7 +72,10 @@ fn nan_and_negative_zero_parameters_draw_or_raise_as_numpy() {
                 Draws::F32(v) => {
                     for (x, s) in v.iter().zip(body.split(' ')) {
                         let want = f32::from_bits(u32::from_str_radix(s, 16).expect("f32"));
-                        assert!(close(f64::from(*x), f64::from(want)), "{case}: {x} vs {want}");
+                        assert!(
+                            close(f64::from(*x), f64::from(want)),
+                            "{case}: {x} vs {want}"
+                        );
                     }
                 }
                 Draws::F64Vec(v) => {
