@@ -7,6 +7,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// At most this many warnings wait for a front end (a Rust caller that never calls [`take`]
+/// must not accumulate them without bound); later ones are dropped.
+const MAX_PENDING: usize = 64;
+
 static PENDING: AtomicBool = AtomicBool::new(false);
 static QUEUE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -16,7 +20,9 @@ pub fn warn(message: impl Into<String>) {
     let mut queue = QUEUE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    queue.push(message.into());
+    if queue.len() < MAX_PENDING {
+        queue.push(message.into());
+    }
     PENDING.store(true, Ordering::Release);
 }
 

@@ -373,3 +373,49 @@ fn nan_parameters_draw_or_fail_as_the_reference() {
         }
     }
 }
+
+/// A covariance that is not positive semi-definite, per method as PyTensor 3's `MvNormalRV`:
+/// `svd` draws finite values, `eigh` NaNs with NumPy's `RuntimeWarning` (recorded in
+/// `oxtensor_runtime::warnings`), `cholesky` fails; a NaN fails `svd` ("SVD did not
+/// converge") and gives `eigh` NaNs without a warning.
+#[test]
+fn multivariate_normal_with_an_indefinite_covariance_follows_each_method() {
+    use oxtensor::oxtensor_runtime::warnings;
+    let indefinite = mat_c(&[1.0, 2.0, 2.0, 1.0], 2);
+    let with_nan = mat_c(&[1.0, 0.0, f64::NAN, 1.0], 2);
+    let draw = |dist: Distribution, cov: &Var| {
+        random::random_variable(
+            dist,
+            &rng_const(4),
+            None,
+            &[vec_c(&[0.0, 0.0]), cov.clone()],
+            None,
+        )
+        .expect("build")
+        .1
+    };
+    for mode in modes() {
+        let run = |x: &Var| {
+            function(&[], std::slice::from_ref(x))
+                .mode(mode.clone())
+                .build()
+                .expect("compile")
+                .call(&[])
+                .map(|out| out[0].to_vec_as::<f64>())
+        };
+        warnings::take();
+        let svd = run(&draw(Distribution::MvNormalSvd, &indefinite)).expect("svd draws");
+        assert!(svd.iter().all(|v| v.is_finite()), "{mode:?}: {svd:?}");
+        assert!(warnings::take().is_empty());
+        let eigh = run(&draw(Distribution::MvNormalEigh, &indefinite)).expect("eigh draws");
+        assert!(eigh.iter().all(|v| v.is_nan()), "{mode:?}: {eigh:?}");
+        assert_eq!(warnings::take(), ["invalid value encountered in sqrt"]);
+        let eigh = run(&draw(Distribution::MvNormalEigh, &with_nan)).expect("eigh draws");
+        assert!(eigh.iter().all(|v| v.is_nan()), "{mode:?}: {eigh:?}");
+        assert!(warnings::take().is_empty());
+        let err = run(&draw(Distribution::MvNormalSvd, &with_nan)).expect_err("svd fails");
+        assert!(err.to_string().contains("SVD did not converge"), "{err}");
+        let err = run(&draw(Distribution::MvNormal, &indefinite)).expect_err("cholesky fails");
+        assert!(err.to_string().contains("not positive definite"), "{err}");
+    }
+}
