@@ -279,3 +279,30 @@ def test_zero_scale_of_scipy_distributions_as_pytensor(case, mode):
     got, rng = ours(name, params, 11, size, 2, mode)
     assert_same_draws(got, want, name)
     assert rng.get_value().bit_generator.state == state
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("method", ["cholesky", "svd", "eigh"])
+def test_mvnormal_nan_mean_as_pytensor(method, mode):
+    """A NaN in the mean gives NaN in that component only; the normals are drawn as usual."""
+    mean = np.array([NAN, 1.0])
+    cov = np.array([[2.0, 0.0], [0.0, 1.0]])
+    prng = pytensor.shared(np.random.default_rng(6))
+    pn, px = ptt.random.multivariate_normal(mean, cov, size=(3,), method=method, rng=prng, return_next_rng=True)
+    want = pytensor.function([], px, updates={prng: pn}, mode=PT_MODE)()
+    rng = oxtensor.shared(np.random.default_rng(6))
+    nr, x = pt.random.multivariate_normal(mean, cov, size=(3,), method=method, rng=rng, return_next_rng=True)
+    got = oxtensor.function([], x, updates={rng: nr}, mode=mode)()
+    assert np.isnan(got[:, 0]).all() and np.isnan(want[:, 0]).all()
+    np.testing.assert_allclose(np.abs(got[:, 1]), np.abs(want[:, 1]), rtol=1e-13)
+    assert rng.get_value().bit_generator.state == prng.get_value().bit_generator.state
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_multinomial_nan_probability_raises_as_numpy(mode):
+    rng = oxtensor.shared(np.random.default_rng(0))
+    f = oxtensor.function([], pt.random.multinomial(5, np.array([NAN, 0.5]), rng=rng), mode=mode)
+    with pytest.raises(ValueError, match="pvals < 0, pvals > 1 or pvals contains NaNs"):
+        f()
+    with pytest.raises(ValueError, match="pvals < 0, pvals > 1 or pvals contains NaNs"):
+        np.random.default_rng(0).multinomial(5, [NAN, 0.5])
