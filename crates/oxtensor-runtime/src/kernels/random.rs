@@ -237,6 +237,7 @@ impl Narrow {
 
 /// For the distributions PyTensor draws through SciPy's `rvs`: the position of the `scale`
 /// parameter and of `loc` (`None`: a `loc` of 0).
+#[inline]
 fn scipy_scale(dist: Distribution) -> Option<(usize, Option<usize>)> {
     use Distribution as D;
     match dist {
@@ -320,7 +321,9 @@ fn draw_float(
 ) -> Result<f64, RandomError> {
     use Distribution as D;
     use std::f64::consts::PI;
-    check_scipy(dist, p, narrow)?;
+    if scipy_scale(dist).is_some() {
+        check_scipy(dist, p, narrow)?;
+    }
     Ok(match dist {
         D::Normal => g.normal(p[0], p[1])?,
         D::Uniform => g.uniform(p[0], p[1])?,
