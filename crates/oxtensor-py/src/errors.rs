@@ -2,12 +2,16 @@
 //! ([`oxtensor::Error::is_type_error`]), `IndexError` for bad indices, `ValueError` for shapes and
 //! everything else found at run time, except a singular, indefinite or non-converging matrix:
 //! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise, and a random
-//! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises.
+//! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises. Warnings a kernel
+//! recorded during a call (`oxtensor_runtime::warnings`) become `RuntimeWarning`s.
 
 use oxtensor::oxtensor_runtime::KernelError;
 use oxtensor::{Error, GraphError, RuntimeError};
-use pyo3::PyErr;
-use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyOverflowError, PyRuntimeWarning, PyTypeError, PyValueError,
+};
+use pyo3::prelude::*;
+use std::ffi::CString;
 
 pyo3::import_exception!(numpy.linalg, LinAlgError);
 
@@ -67,4 +71,16 @@ pub fn type_err(msg: impl Into<String>) -> PyErr {
 /// A `ValueError` with `msg`.
 pub fn value_err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
+}
+
+/// Shows the warnings a call's kernels recorded as NumPy would: each a `RuntimeWarning`
+/// (`invalid value encountered in sqrt`, ...) at the caller. An error only when a warnings
+/// filter turns one into an exception.
+pub fn runtime_warnings(py: Python<'_>, messages: Vec<String>) -> PyResult<()> {
+    for m in messages {
+        let text =
+            CString::new(m.replace('\0', " ")).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 1)?;
+    }
+    Ok(())
 }

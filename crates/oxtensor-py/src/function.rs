@@ -435,6 +435,7 @@ impl PyFunction {
             // SAFETY: as above. The executor drops the inputs as soon as it is done with them.
             unsafe { f.call_into(vals, bufs) }
         };
+        let warned = oxtensor::oxtensor_runtime::warnings::take();
         let outs = match result {
             Ok(outs) => outs,
             Err(e) => {
@@ -442,6 +443,10 @@ impl PyFunction {
                 return Err(ox_err(e));
             }
         };
+        if let Err(e) = crate::errors::runtime_warnings(py, warned) {
+            self.give_back(lent);
+            return Err(e);
+        }
         if let Err(e) = self.own_updated_values() {
             self.give_back(lent);
             return Err(e);

@@ -150,6 +150,10 @@ impl Generator {
     /// uniform angle for `kappa < 1e-8` and a wrapped normal for `kappa > 1e6`, as NumPy does.
     pub fn vonmises(&mut self, mu: f64, kappa: f64) -> Result<f64> {
         non_negative("kappa", kappa)?;
+        if kappa.is_nan() {
+            // NumPy returns NaN for a NaN `kappa` before drawing anything.
+            return Ok(f64::NAN);
+        }
         if kappa < 1e-8 {
             return Ok(PI * (2.0 * self.random() - 1.0));
         }

@@ -3,7 +3,7 @@
 //! (inversion, or Kachitvichyanukul & Schmeiser's BTPE), negative binomial (gamma-Poisson
 //! mixture) and hypergeometric (urn simulation, or Stadlober's HRUA ratio of uniforms).
 
-use crate::error::{RandomError, Result, positive, probability};
+use crate::error::{RandomError, Result, positive_not_nan, probability};
 use crate::generator::Generator;
 use crate::special::{logfactorial, loggam};
 
@@ -278,7 +278,7 @@ impl Generator {
     /// `negative_binomial(n, p)`: failures before the n-th success, drawn as
     /// `poisson(gamma(n, (1 - p) / p))`.
     pub fn negative_binomial(&mut self, n: f64, p: f64) -> Result<i64> {
-        positive("n", n)?;
+        positive_not_nan("n", n)?;
         if !(p > 0.0 && p <= 1.0) {
             return Err(RandomError::new(
                 "p",

@@ -39,7 +39,8 @@ impl Generator {
             let (x, mut v) = loop {
                 let x = self.standard_normal();
                 let v = 1.0 + c * x;
-                if v > 0.0 {
+                // NumPy's `do { .. } while (V <= 0.0)`: a NaN `v` (NaN shape) leaves the loop.
+                if v > 0.0 || v.is_nan() {
                     break (x, v);
                 }
             };
@@ -94,7 +95,8 @@ impl Generator {
             let (x, mut v) = loop {
                 let x = self.standard_normal_f32();
                 let v = 1.0 + c * x;
-                if v > 0.0 {
+                // NumPy's `do { .. } while (V <= 0.0)`: a NaN `v` (NaN shape) leaves the loop.
+                if v > 0.0 || v.is_nan() {
                     break (x, v);
                 }
             };

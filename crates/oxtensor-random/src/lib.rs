@@ -46,6 +46,10 @@
 //! | `lognormal`, `laplace`, `logistic`, `gumbel`, `pareto`, `weibull`, `wald`, `triangular`, `vonmises` | transformations | 2 ulp |
 //! | `geometric`, `poisson`, `binomial`, `negative_binomial`, `hypergeometric`, `multinomial` | search/inversion, PTRS, BTPE, HRUA | exact integers |
 //!
+//! Parameters are checked as NumPy checks them, NaN and `-0.0` included (see
+//! [`RandomError`]): a NaN that NumPy lets through draws NumPy's values (usually NaN) from the
+//! same words, so the stream continues identically (`tests/nan.rs`, `fixtures/nan.txt`).
+//!
 //! `halfnormal` is SciPy's `halfnorm.rvs` (`loc + scale * |z|`), which PyTensor uses.
 //! `bernoulli` compares one uniform with `p`; SciPy's `bernoulli.rvs` (PyTensor's) draws
 //! `binomial(1, p)` instead, which [`Generator::binomial`] reproduces.
@@ -75,7 +79,9 @@ mod ziggurat;
 pub use bounded::BoundedMethod;
 pub use choice::check_probabilities;
 pub use discrete::POISSON_LAM_MAX;
-pub use error::{RandomError, Result};
+pub use error::{
+    RandomError, Result, non_negative as check_non_negative, positive as check_positive,
+};
 pub use generator::{Generator, default_rng};
 pub use pcg64::{PCG64_JUMP, PCG64_MULTIPLIER, Pcg64, Pcg64State};
 pub use seed_sequence::{DEFAULT_POOL_SIZE, SeedSequence, int_words, u128_words};

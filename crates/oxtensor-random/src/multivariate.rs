@@ -52,7 +52,7 @@ impl Generator {
     }
 
     /// `dirichlet(alpha)`: one point of the simplex. Every alpha must be ≥ 0 (NumPy 2): a
-    /// zero alpha gives a zero component.
+    /// zero alpha gives a zero component, a NaN one a NaN point.
     pub fn dirichlet(&mut self, alpha: &[f64]) -> Result<Vec<f64>> {
         if let Some(bad) = alpha.iter().find(|a| **a < 0.0) {
             return Err(RandomError::new(
@@ -60,14 +60,19 @@ impl Generator {
                 format!("alpha < 0 (expected every alpha >= 0, got {bad})"),
             ));
         }
-        if alpha.iter().any(|a| a.is_nan()) {
-            return Err(RandomError::new("alpha", "alpha contains NaNs".to_string()));
-        }
         let k = alpha.len();
         if k == 0 {
             return Ok(Vec::new());
         }
-        let max = alpha.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        // `alpha.max()` as NumPy computes it: NaN when any alpha is NaN, which then takes the
+        // gamma path below (a NaN alpha gives a NaN point, its gammas still drawn).
+        let max = alpha.iter().copied().fold(f64::NEG_INFINITY, |m, a| {
+            if m.is_nan() || a.is_nan() {
+                f64::NAN
+            } else {
+                m.max(a)
+            }
+        });
         if max < 0.1 {
             let mut csum = vec![0.0; k];
             let mut acc_sum = 0.0;

@@ -8,6 +8,7 @@ mod interp;
 pub mod kernels;
 mod plan;
 mod scan;
+pub mod warnings;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};

@@ -60,7 +60,8 @@ fn bad_parameters_give_numpys_message_naming_the_variable() {
         ),
         (Distribution::VonMises, vec![c(0.0), c(-1.0)], "kappa < 0"),
         (Distribution::Weibull, vec![c(-1.0)], "a < 0"),
-        (Distribution::InvGamma, vec![c(2.0), c(-1.0)], "beta <= 0"),
+        // PyTensor's 1 / gamma(shape, 1 / scale): NumPy checks the reciprocal of `scale`.
+        (Distribution::InvGamma, vec![c(2.0), c(-1.0)], "scale < 0"),
         (
             Distribution::Bernoulli,
             vec![c(1.5)],
@@ -114,7 +115,7 @@ fn bad_parameters_give_numpys_message_naming_the_variable() {
         (
             Distribution::TruncExpon,
             vec![c(1.0), c(0.0), c(-1.0)],
-            "scale <= 0",
+            "scale < 0",
         ),
         (
             Distribution::GenGamma,
@@ -297,4 +298,124 @@ fn float32_parameters_round_like_scipy() {
     let exponent = f64::from(-1.0f32 / 2.5f32);
     let want: Vec<f64> = (0..3).map(|_| (1.0 - g.random()).powf(exponent)).collect();
     check_all_modes(&next, &x, &want, &g);
+}
+
+/// NaN parameters, in every mode: where NumPy's (or, for PyTensor's SciPy-drawn
+/// distributions, SciPy's) check lets a NaN through, the node draws what the generator's
+/// method draws (NaN, with the same words consumed: the next generator is the method's);
+/// where the check rejects it, the call fails with the reference's message.
+#[test]
+fn nan_parameters_draw_or_fail_as_the_reference() {
+    let nan = f64::NAN;
+    let mut g = default_rng(9);
+    let want: Vec<f64> = (0..4)
+        .map(|_| g.gamma(nan, 2.0).expect("NaN shape passes"))
+        .collect();
+    let (next, x) = random::random_variable(
+        Distribution::Gamma,
+        &rng_const(9),
+        Some(&size(&[4])),
+        &[c(nan), c(2.0)],
+        None,
+    )
+    .expect("build");
+    check_all_modes(&next, &x, &want, &g);
+    let passing: Vec<(Distribution, Vec<Var>)> = vec![
+        (Distribution::Normal, vec![c(0.0), c(nan)]),
+        (Distribution::Exponential, vec![c(nan)]),
+        (Distribution::Beta, vec![c(nan), c(0.5)]),
+        (Distribution::VonMises, vec![c(0.0), c(nan)]),
+        (Distribution::InvGamma, vec![c(nan), c(1.0)]),
+        (Distribution::HalfNormal, vec![c(nan), c(1.0)]),
+        (Distribution::StudentT, vec![c(3.0), c(nan), c(1.0)]),
+        (Distribution::Dirichlet, vec![vec_c(&[0.05, nan])]),
+    ];
+    for (dist, params) in passing {
+        let (_, x) = random::random_variable(dist, &rng_const(2), Some(&size(&[3])), &params, None)
+            .expect("build");
+        for mode in modes() {
+            let f = function(&[], std::slice::from_ref(&x))
+                .mode(mode.clone())
+                .build()
+                .expect("compile");
+            let out = f.call(&[]).expect("NaN passes NumPy's check");
+            assert!(
+                out[0].to_vec_as::<f64>().iter().all(|v| v.is_nan()),
+                "{dist:?} {mode:?}"
+            );
+        }
+    }
+    let failing: Vec<(Distribution, Vec<Var>, &str)> = vec![
+        (Distribution::Poisson, vec![c(nan)], "lam < 0 or lam is NaN"),
+        (Distribution::Binomial, vec![ci(3), c(nan)], "p is NaN"),
+        (Distribution::Uniform, vec![c(nan), c(1.0)], "range exceeds"),
+        (
+            Distribution::NegativeBinomial,
+            vec![c(nan), c(0.5)],
+            "n must not be NaN",
+        ),
+        // SciPy's checks reject NaN where NumPy's would not.
+        (Distribution::HalfNormal, vec![c(0.0), c(nan)], "scale < 0"),
+        (
+            Distribution::StudentT,
+            vec![c(nan), c(0.0), c(1.0)],
+            "df <= 0",
+        ),
+        (Distribution::Gumbel, vec![c(0.0), c(nan)], "scale < 0"),
+        (Distribution::Pareto, vec![c(nan), c(1.0)], "b <= 0"),
+        (Distribution::Normal, vec![c(0.0), c(-0.0)], "scale < 0"),
+    ];
+    for (dist, params, text) in failing {
+        let (_, x) =
+            random::random_variable(dist, &rng_const(1), None, &params, None).expect("build");
+        for err in errors(&x) {
+            assert!(err.contains(text), "{dist:?}: {err}");
+        }
+    }
+}
+
+/// A covariance that is not positive semi-definite, per method as PyTensor 3's `MvNormalRV`:
+/// `svd` draws finite values, `eigh` NaNs with NumPy's `RuntimeWarning` (recorded in
+/// `oxtensor_runtime::warnings`), `cholesky` fails; a NaN fails `svd` ("SVD did not
+/// converge") and gives `eigh` NaNs without a warning.
+#[test]
+fn multivariate_normal_with_an_indefinite_covariance_follows_each_method() {
+    use oxtensor::oxtensor_runtime::warnings;
+    let indefinite = mat_c(&[1.0, 2.0, 2.0, 1.0], 2);
+    let with_nan = mat_c(&[1.0, 0.0, f64::NAN, 1.0], 2);
+    let draw = |dist: Distribution, cov: &Var| {
+        random::random_variable(
+            dist,
+            &rng_const(4),
+            None,
+            &[vec_c(&[0.0, 0.0]), cov.clone()],
+            None,
+        )
+        .expect("build")
+        .1
+    };
+    for mode in modes() {
+        let run = |x: &Var| {
+            function(&[], std::slice::from_ref(x))
+                .mode(mode.clone())
+                .build()
+                .expect("compile")
+                .call(&[])
+                .map(|out| out[0].to_vec_as::<f64>())
+        };
+        warnings::take();
+        let svd = run(&draw(Distribution::MvNormalSvd, &indefinite)).expect("svd draws");
+        assert!(svd.iter().all(|v| v.is_finite()), "{mode:?}: {svd:?}");
+        assert!(warnings::take().is_empty());
+        let eigh = run(&draw(Distribution::MvNormalEigh, &indefinite)).expect("eigh draws");
+        assert!(eigh.iter().all(|v| v.is_nan()), "{mode:?}: {eigh:?}");
+        assert_eq!(warnings::take(), ["invalid value encountered in sqrt"]);
+        let eigh = run(&draw(Distribution::MvNormalEigh, &with_nan)).expect("eigh draws");
+        assert!(eigh.iter().all(|v| v.is_nan()), "{mode:?}: {eigh:?}");
+        assert!(warnings::take().is_empty());
+        let err = run(&draw(Distribution::MvNormalSvd, &with_nan)).expect_err("svd fails");
+        assert!(err.to_string().contains("SVD did not converge"), "{err}");
+        let err = run(&draw(Distribution::MvNormal, &indefinite)).expect_err("cholesky fails");
+        assert!(err.to_string().contains("not positive definite"), "{err}");
+    }
 }

@@ -13,6 +13,8 @@ use oxtensor_data::{DType, Tensor, broadcast_shapes};
 use oxtensor_graph::random::{Distribution, RNG_WORDS, RandomOp};
 use oxtensor_random::{Generator, Pcg64, Pcg64State, RandomError};
 
+mod mvnormal;
+
 const LOW: u128 = u64::MAX as u128;
 
 /// The generator value (a `uint64` vector of [`RNG_WORDS`] words) holding `g`'s state.
@@ -143,7 +145,9 @@ fn batch_shape(r: &RandomOp, size: &Tensor, params: &[&Tensor]) -> Result<Vec<us
     Ok(size)
 }
 
-/// `value` when it is `>= 0` (not NaN), else NumPy's error for `argument`.
+/// `value` when it is `>= 0` (not NaN), else the error for `argument`: SciPy's check of a
+/// `scale` (`scale >= 0`, which a NaN fails), for the distributions PyTensor draws through
+/// SciPy. (NumPy's own checks, which let NaN through, are in `oxtensor_random`.)
 fn non_negative(argument: &'static str, value: f64) -> Result<f64, RandomError> {
     if value >= 0.0 {
         Ok(value)
@@ -155,7 +159,8 @@ fn non_negative(argument: &'static str, value: f64) -> Result<f64, RandomError> 
     }
 }
 
-/// `value` when it is `> 0` (not NaN), else the error for `argument` in NumPy's words.
+/// `value` when it is `> 0` (not NaN), else the error for `argument` in NumPy's words: SciPy's
+/// check of a shape parameter (`b > 0`, `a > 0`, ...), which a NaN fails.
 fn positive(argument: &'static str, value: f64) -> Result<f64, RandomError> {
     if value > 0.0 {
         Ok(value)
@@ -171,6 +176,34 @@ fn positive(argument: &'static str, value: f64) -> Result<f64, RandomError> {
 /// and what was expected (the interpreter adds the variable's name and creation site).
 fn bad(dist: Distribution, e: RandomError) -> KernelError {
     KernelError::Value(format!("{}: {e}", dist.name()))
+}
+
+/// Whether NumPy sees the parameters of a scalar distribution as arrays when PyTensor calls it:
+/// PyTensor expands every parameter to `size`'s rank when a `size` is given, and a parameter
+/// that is not 0-d is an array anyway. NumPy then checks with `check_array_constraint`,
+/// whose words differ from the scalar `check_constraint`'s ([`array_wording`]).
+fn numpy_sees_arrays(r: &RandomOp, params: &[&Tensor]) -> bool {
+    r.size_ndim.is_some_and(|n| n > 0) || params.iter().any(|p| p.ndim() > 0)
+}
+
+/// NumPy's message for an array parameter where `e` has the scalar one: "contains NaNs" for
+/// "is NaN", and Poisson's array check tests "value too large" first, which a NaN `lam` fails.
+fn array_wording(mut e: RandomError) -> RandomError {
+    let arg = e.argument;
+    if arg == "lam"
+        && e.message.starts_with("lam < 0 or lam is NaN")
+        && e.message.ends_with("got NaN)")
+    {
+        e.message = format!(
+            "lam value too large (expected lam <= {}, got NaN)",
+            oxtensor_random::POISSON_LAM_MAX
+        );
+        return e;
+    }
+    e.message = e
+        .message
+        .replace(&format!("{arg} is NaN"), &format!("{arg} contains NaNs"));
+    e
 }
 
 /// Which parameters are `float32`. SciPy (which PyTensor's `pareto`, `truncexpon` and
@@ -202,6 +235,83 @@ impl Narrow {
     }
 }
 
+/// For the distributions PyTensor draws through SciPy's `rvs`: the position of the `scale`
+/// parameter and of `loc` (`None`: a `loc` of 0).
+#[inline]
+fn scipy_scale(dist: Distribution) -> Option<(usize, Option<usize>)> {
+    use Distribution as D;
+    match dist {
+        D::HalfNormal | D::Cauchy | D::HalfCauchy | D::Gumbel => Some((1, Some(0))),
+        D::StudentT | D::TruncExpon => Some((2, Some(1))),
+        D::Pareto => Some((1, None)),
+        D::GenGamma => Some((2, None)),
+        _ => None,
+    }
+}
+
+/// SciPy's checks of one element's parameters (`_argcheck` and `scale >= 0`, which a NaN
+/// fails) for a distribution [`scipy_scale`] names; the others have nothing to check here.
+fn check_scipy(dist: Distribution, p: &[f64], narrow: Narrow) -> Result<(), RandomError> {
+    use Distribution as D;
+    let Some((scale, _)) = scipy_scale(dist) else {
+        return Ok(());
+    };
+    match dist {
+        D::StudentT => {
+            positive("df", p[0])?;
+        }
+        D::Pareto | D::TruncExpon => {
+            positive("b", p[0])?;
+        }
+        D::GenGamma => {
+            let c = p[1];
+            if c == 0.0 || c.is_nan() {
+                return Err(RandomError::new(
+                    "p",
+                    format!("p == 0 (expected a nonzero number, got {c})"),
+                ));
+            }
+            positive("alpha / p", narrow.div(&[0, 1], p[0], c))?;
+        }
+        _ => {}
+    }
+    let name = if dist == D::GenGamma {
+        "lambd"
+    } else {
+        "scale"
+    };
+    non_negative(name, p[scale])?;
+    Ok(())
+}
+
+/// SciPy's `rvs` when every `scale` is 0: after checking every element, `loc` (broadcast),
+/// drawing nothing, so the generator does not move. `None` when SciPy would draw.
+fn scipy_degenerate(
+    dist: Distribution,
+    floats: &[Column<f64>],
+    count: usize,
+    narrow: Narrow,
+    shape: &[usize],
+) -> Result<Option<Tensor>, KernelError> {
+    let Some((scale, loc)) = scipy_scale(dist) else {
+        return Ok(None);
+    };
+    if count == 0 || !(0..count).all(|i| floats[scale].at(i)[0] == 0.0) {
+        return Ok(None);
+    }
+    let mut p = [0.0; 3];
+    for i in 0..count {
+        for (k, c) in floats.iter().enumerate() {
+            p[k] = c.at(i)[0];
+        }
+        check_scipy(dist, &p, narrow).map_err(|e| bad(dist, e))?;
+    }
+    let out: Vec<f64> = (0..count)
+        .map(|i| loc.map_or(0.0, |k| floats[k].at(i)[0]))
+        .collect();
+    Ok(Some(Tensor::from_slice(&out, shape)?))
+}
+
 /// One scalar draw of a continuous distribution from parameters `p`.
 fn draw_float(
     g: &mut Generator,
@@ -211,6 +321,9 @@ fn draw_float(
 ) -> Result<f64, RandomError> {
     use Distribution as D;
     use std::f64::consts::PI;
+    if scipy_scale(dist).is_some() {
+        check_scipy(dist, p, narrow)?;
+    }
     Ok(match dist {
         D::Normal => g.normal(p[0], p[1])?,
         D::Uniform => g.uniform(p[0], p[1])?,
@@ -218,12 +331,13 @@ fn draw_float(
         D::Gamma => g.gamma(p[0], p[1])?,
         D::Beta => g.beta(p[0], p[1])?,
         D::LogNormal => g.lognormal(p[0], p[1])?,
+        // SciPy's `halfnorm.rvs` (checked above: a NaN scale is an error there).
         D::HalfNormal => g.halfnormal(p[0], p[1])?,
         D::ChiSquare => g.chisquare(p[0])?,
-        D::StudentT => p[1] + non_negative("scale", p[2])? * g.standard_t(p[0])?,
+        D::StudentT => p[1] + p[2] * g.standard_t(p[0])?,
         // SciPy's generic inverse-CDF sampling: one uniform through the quantile function.
-        D::Cauchy => p[0] + non_negative("scale", p[1])? * (PI * (g.random() - 0.5)).tan(),
-        D::HalfCauchy => p[0] + non_negative("scale", p[1])? * (PI / 2.0 * g.random()).tan(),
+        D::Cauchy => p[0] + p[1] * (PI * (g.random() - 0.5)).tan(),
+        D::HalfCauchy => p[0] + p[1] * (PI / 2.0 * g.random()).tan(),
         D::Laplace => g.laplace(p[0], p[1])?,
         D::Logistic => g.logistic(p[0], p[1])?,
         D::Gumbel => g.gumbel(p[0], p[1])?,
@@ -231,32 +345,22 @@ fn draw_float(
         D::Wald => g.wald(p[0], p[1])?,
         D::Triangular => g.triangular(p[0], p[1], p[2])?,
         D::VonMises => g.vonmises(p[0], p[1])?,
-        // PyTensor: 1 / rng.gamma(alpha, 1 / beta).
-        D::InvGamma => 1.0 / g.gamma(positive("alpha", p[0])?, 1.0 / positive("beta", p[1])?)?,
-        D::Pareto => {
-            let (b, scale) = (positive("b", p[0])?, positive("scale", p[1])?);
-            (1.0 - g.random()).powf(narrow.div(&[0], -1.0, b)) * scale
-        }
+        // PyTensor: 1 / rng.gamma(shape, 1 / scale), with NumPy's checks of `shape` and of
+        // `1 / scale` (a NaN passes both; a zero shape or scale draws inf or 0).
+        D::InvGamma => 1.0 / g.gamma(p[0], 1.0 / p[1])?,
+        D::Pareto => (1.0 - g.random()).powf(narrow.div(&[0], -1.0, p[0])) * p[1],
         D::TruncExpon => {
-            let (b, scale) = (positive("b", p[0])?, positive("scale", p[2])?);
+            let b = p[0];
             let tail = if narrow.f32[0] {
                 f64::from((-(b as f32)).exp_m1())
             } else {
                 (-b).exp_m1()
             };
-            -(g.random() * tail).ln_1p() * scale + p[1]
+            -(g.random() * tail).ln_1p() * p[2] + p[1]
         }
         D::GenGamma => {
-            let (alpha, c) = (p[0], p[1]);
-            if c == 0.0 || c.is_nan() {
-                return Err(RandomError::new(
-                    "p",
-                    format!("p == 0 (expected a nonzero number, got {c})"),
-                ));
-            }
-            let shape = positive("alpha / p", narrow.div(&[0, 1], alpha, c))?;
-            let lambd = positive("lambd", p[2])?;
-            g.gamma(shape, 1.0)?.powf(narrow.div(&[1], 1.0, c)) * lambd
+            let shape = narrow.div(&[0, 1], p[0], p[1]);
+            g.gamma(shape, 1.0)?.powf(narrow.div(&[1], 1.0, p[1])) * p[2]
         }
         D::Integers
         | D::Bernoulli
@@ -296,7 +400,8 @@ fn fill_repeated(
 ) -> Result<(), RandomError> {
     match dist {
         Distribution::Normal => {
-            g.fill_normal(p[0], non_negative("scale", p[1])?, out);
+            oxtensor_random::check_non_negative("scale", p[1])?;
+            g.fill_normal(p[0], p[1], out);
         }
         Distribution::Uniform => {
             // Validated by one call (the finite range check), then NumPy's `low + range * u`.
@@ -306,7 +411,8 @@ fn fill_repeated(
             }
         }
         Distribution::Exponential => {
-            g.fill_exponential(non_negative("scale", p[0])?, out);
+            oxtensor_random::check_non_negative("scale", p[0])?;
+            g.fill_exponential(p[0], out);
         }
         _ => {
             for o in out.iter_mut() {
@@ -399,105 +505,6 @@ fn betabinom(
         .map(|i| g.beta(a.at(i)[0], b.at(i)[0]))
         .collect::<Result<_, _>>()?;
     (0..count).map(|i| g.binomial(n.at(i)[0], p[i])).collect()
-}
-
-/// The lower Cholesky factor of the `n`x`n` row-major `a`, or `None` when `a` is not
-/// positive definite.
-fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let dot: f64 = (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum();
-            let v = a[i * n + j] - dot;
-            if i == j {
-                if v <= 0.0 || v.is_nan() {
-                    return None;
-                }
-                l[i * n + i] = v.sqrt();
-            } else {
-                l[i * n + j] = v / l[j * n + j];
-            }
-        }
-    }
-    Some(l)
-}
-
-/// The factor `A` (row-major `n`x`n`, `A @ A.T == cov`) `multivariate_normal` draws with:
-/// `cholesky(cov)` (an error naming `cov` when it is not positive definite, NumPy's
-/// `LinAlgError`), `u * sqrt(s)` of `svd(cov)` or `v * sqrt(w)` of `eigh(cov)` (lower
-/// triangle), the last two from the same `oxtensor-linalg` decompositions as `pt.linalg`.
-fn mv_factor(dist: Distribution, cov: &[f64], n: usize) -> Result<Vec<f64>, KernelError> {
-    let decomposed = |outs: Vec<Tensor>, u: usize, s: usize| -> Vec<f64> {
-        let (u, s) = (outs[u].to_vec_as::<f64>(), outs[s].to_vec_as::<f64>());
-        (0..n * n).map(|k| u[k] * s[k % n].sqrt()).collect()
-    };
-    let linalg = |e: oxtensor_linalg::LinalgError| {
-        KernelError::Value(format!("{}: invalid `cov`: {e}", dist.name()))
-    };
-    match dist {
-        Distribution::MvNormalSvd => {
-            let c = Tensor::from_slice(cov, &[n, n])?;
-            let params = oxtensor_linalg::SvdParams {
-                full_matrices: false,
-                compute_uv: true,
-            };
-            Ok(decomposed(
-                oxtensor_linalg::svd(&[&c], &params).map_err(linalg)?,
-                0,
-                1,
-            ))
-        }
-        Distribution::MvNormalEigh => {
-            let c = Tensor::from_slice(cov, &[n, n])?;
-            Ok(decomposed(
-                oxtensor_linalg::eigh(&[&c], true).map_err(linalg)?,
-                1,
-                0,
-            ))
-        }
-        _ => cholesky(cov, n).ok_or_else(|| {
-            KernelError::Value(format!(
-                "{}: invalid `cov`: Matrix is not positive definite (NumPy's LinAlgError; \
-                 expected a symmetric positive definite covariance)",
-                dist.name()
-            ))
-        }),
-    }
-}
-
-/// PyTensor's `multivariate_normal`: every standard normal first
-/// (`rng.normal(size=(*batch, n))`), then `A @ z + mean` per batch element with the factor
-/// [`mv_factor`] computes for the method `dist` stands for.
-fn mv_normal(
-    g: &mut Generator,
-    dist: Distribution,
-    mean: &Column<f64>,
-    cov: &Column<f64>,
-    count: usize,
-    n: usize,
-    shape: &[usize],
-) -> Result<Tensor, KernelError> {
-    let z: Vec<f64> = (0..count * n).map(|_| g.standard_normal()).collect();
-    let mut out = vec![0.0; count * n];
-    let mut factor: Option<(usize, Vec<f64>)> = None;
-    // A Cholesky factor is lower triangular: row i reads only its first i + 1 entries.
-    let lower = dist == Distribution::MvNormal;
-    for b in 0..count {
-        let key = if cov.repeated { 0 } else { b };
-        if factor.as_ref().is_none_or(|(k, _)| *k != key) {
-            factor = Some((key, mv_factor(dist, cov.at(b), n)?));
-        }
-        let Some((_, a)) = factor.as_ref() else {
-            continue;
-        };
-        let (zb, mb) = (&z[b * n..(b + 1) * n], mean.at(b));
-        for i in 0..n {
-            let width = if lower { i + 1 } else { n };
-            let acc: f64 = (0..width).map(|j| a[i * n + j] * zb[j]).sum();
-            out[b * n + i] = acc + mb[i];
-        }
-    }
-    Ok(Tensor::from_slice(&out, shape)?)
 }
 
 /// The extents of an integer vector (a size or sample shape) as `usize`, or an error naming
@@ -675,7 +682,7 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                 )));
             }
             shape.push(n);
-            mv_normal(&mut g, dist, &floats[0], &floats[1], count, n, &shape)?
+            mvnormal::mv_normal(&mut g, dist, &floats[0], &floats[1], count, n, &shape)?
         }
         Distribution::Categorical => {
             let out = categoricals(&mut g, &floats[0], params[0].dtype(), count)
@@ -688,6 +695,7 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             Tensor::from_slice(&out, &shape)?
         }
         _ if dist.is_discrete() => {
+            let arrays = numpy_sees_arrays(r, params);
             let mut pf = [0.0; 3];
             let mut pn = [0i64; 3];
             let mut out = Vec::with_capacity(count);
@@ -698,12 +706,18 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                 for (k, c) in ints.iter().enumerate() {
                     pn[k] = c.at(i)[0];
                 }
-                out.push(draw_int(&mut g, dist, &pf, &pn).map_err(|e| bad(dist, e))?);
+                out.push(
+                    draw_int(&mut g, dist, &pf, &pn)
+                        .map_err(|e| bad(dist, if arrays { array_wording(e) } else { e }))?,
+                );
             }
             Tensor::from_slice(&out, &shape)?
         }
         _ => {
             let narrow = Narrow::of(params);
+            if let Some(t) = scipy_degenerate(dist, &floats, count, narrow, &shape)? {
+                return Ok(vec![generator_to_tensor(&g), t.cast(r.dtype)]);
+            }
             let mut result = Ok(());
             let t = Tensor::build::<f64>(&shape, |out| {
                 result = if floats.iter().all(|c| c.repeated) {
@@ -720,7 +734,8 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                     })
                 };
             })?;
-            result.map_err(|e| bad(dist, e))?;
+            let arrays = numpy_sees_arrays(r, params);
+            result.map_err(|e| bad(dist, if arrays { array_wording(e) } else { e }))?;
             t
         }
     };
