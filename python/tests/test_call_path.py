@@ -141,15 +141,21 @@ def test_outputs_of_another_shape_or_a_view_of_an_input_are_fresh_and_correct():
         del r
 
 
-def test_large_outputs_are_not_remembered():
+def test_large_outputs_are_remembered_until_free():
+    """A released large output stays with the function (to be lent to the next call) until
+    ``free()``, which lets it go."""
     x = pt.dvector("x")
     f = function([x], x * 2)
     a = f(np.ones(10_000))
     w = weakref.ref(a)
     del a
     gc.collect()
-    # Nothing but the caller held it: it is gone.
+    assert w() is not None
+    f.free()
+    gc.collect()
+    # Nothing else held it: it is gone.
     assert w() is None
+    np.testing.assert_array_equal(f(np.ones(3)), np.full(3, 2.0))
 
 
 @pytest.mark.parametrize("trust", [False, True])
@@ -306,3 +312,31 @@ def test_outputs_the_executor_never_writes_are_still_refilled():
         assert np.array_equal(r, xv) and r.ctypes.data == address
         assert not np.shares_memory(r, xv)
         del r
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "interp"])
+def test_a_released_large_output_is_computed_in_place_and_free_forgets_it(mode):
+    """Large outputs are never refilled by copying, but their released arrays are lent to the
+    kernel, which writes the next result straight into them (no fresh pages to fault in)."""
+    x = pt.dvector("x")
+    f = function([x], pt.exp(-(x**2)) * 2.0, mode=mode)
+    n = 1 << 20  # 8 MiB of float64, far above the copy-reuse limit
+    v = np.linspace(-3, 3, n)
+    a = f(v)
+    address = a.ctypes.data
+    np.testing.assert_allclose(a, np.exp(-(v**2)) * 2.0, rtol=1e-15)
+    del a
+    w = v[::-1].copy()
+    b = f(w)
+    lent = b.ctypes.data == address
+    np.testing.assert_allclose(b, np.exp(-(w**2)) * 2.0, rtol=1e-15)
+    if mode == "FAST_RUN":
+        assert lent, "the released 8 MiB array was not reused"
+    held = b
+    c = f(v)
+    # An array the caller still holds is never written.
+    np.testing.assert_allclose(held, np.exp(-(w**2)) * 2.0, rtol=1e-15)
+    assert c.ctypes.data != held.ctypes.data
+    del b, held, c
+    f.free()
+    np.testing.assert_allclose(f(v), np.exp(-(v**2)) * 2.0, rtol=1e-15)

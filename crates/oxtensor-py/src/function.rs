@@ -693,9 +693,13 @@ impl PyFunction {
         pickling(slf.py())?.call_method("copy_function", (slf, share_memory), Some(&kwargs))
     }
 
-    /// Releases intermediate storage (nothing is cached between calls; kept for PyTensor
-    /// compatibility).
-    fn free(&self) {}
+    /// Releases the output arrays the function keeps for reuse (PyTensor's `free`: storage
+    /// kept between calls); the next call allocates its outputs afresh.
+    fn free(&self) {
+        for r in &self.recyclers {
+            r.forget();
+        }
+    }
 
     fn __repr__(&self) -> String {
         format!(

@@ -14,8 +14,13 @@
 //! ([`Recycler::lend`], `oxtensor::Function::call_into`): a kernel computing the output writes
 //! straight into it, and the array is returned without allocating or copying anything.
 //!
-//! Only outputs of at most [`REUSE_BYTES`] are remembered: for larger ones the copy would cost
-//! more than the allocation it saves, and a remembered array keeps its memory alive.
+//! Only outputs of at most [`REUSE_BYTES`] are refilled by copying: for larger ones the copy
+//! would cost more than the allocation it saves. Larger arrays are remembered for lending only,
+//! which saves more than the allocation: a fresh buffer of many megabytes comes from the kernel
+//! as untouched pages, and faulting them in costs as much as the loop that fills them (and does
+//! not scale with threads). A remembered array keeps its memory alive until the output returns
+//! another one, or until [`Recycler::forget`] (`Function.free()`), as PyTensor's functions keep
+//! their output storage between calls.
 
 use numpy::npyffi::{
     self, NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE, NpyTypes,
@@ -28,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::convert::{CAPSULE_NAME, output_array, typenum_of};
 
-/// The largest output (in bytes) whose arrays are reused.
+/// The largest output (in bytes) whose released arrays are refilled by copying.
 pub const REUSE_BYTES: usize = 4096;
 
 /// A remembered array and a tensor over its whole buffer (C-contiguous, the shape and dtype it
@@ -203,6 +208,15 @@ impl Recycler {
         pool.kept[i].take()
     }
 
+    /// Drops the remembered arrays (their memory is freed once the caller holds none of them).
+    pub fn forget(&self) {
+        let dropped = match self.pool.lock() {
+            Ok(mut pool) => std::mem::take(&mut *pool),
+            Err(_) => return,
+        };
+        drop(dropped);
+    }
+
     /// Puts back an array [`Recycler::lend`] took out, unused.
     pub fn give_back(&self, kept: Kept) {
         let old = match self.pool.try_lock() {
@@ -245,15 +259,12 @@ impl Recycler {
             self.misses.fetch_add(1, Ordering::Relaxed);
             self.give_back(kept);
         }
-        let bytes = t.numel() * t.dtype().size();
-        if bytes > REUSE_BYTES {
-            return output_array(py, t);
-        }
+        let refill = t.numel() * t.dtype().size() <= REUSE_BYTES;
         // A call on another thread holding the pool just makes a fresh array.
         let Ok(mut pool) = self.pool.try_lock() else {
             return output_array(py, t);
         };
-        for kept in pool.kept.iter().flatten() {
+        for kept in pool.kept.iter().flatten().filter(|_| refill) {
             if !Arc::ptr_eq(kept.tensor.storage(), t.storage()) && reusable(py, kept, &t) {
                 // SAFETY: `reusable` found the array held by the pool alone (so nothing reads
                 // its memory meanwhile), C-contiguous with `t`'s shape and dtype, over the
