@@ -6,33 +6,11 @@
 
 use oxtensor::ops as b;
 use oxtensor::oxtensor_data::{C64, C128};
-use oxtensor::{DType, Mode, Tensor, Var, function, grad_vars, tensor};
+use oxtensor::{DType, Tensor, Var, function, grad_vars, tensor};
 use proptest::prelude::*;
 
-fn modes() -> Vec<Mode> {
-    vec![
-        Mode::FAST_RUN,
-        Mode::new("interp", "fast_run").expect("mode"),
-    ]
-}
-
-/// Runs `outs` of inputs `xs` on `args` in every mode; the modes must agree exactly.
-fn run(xs: &[Var], outs: &[Var], args: &[Tensor]) -> Vec<Tensor> {
-    let mut first: Option<Vec<Tensor>> = None;
-    for mode in modes() {
-        let f = function(xs, outs).mode(mode).build().expect("compile");
-        let got = f.call(args).expect("call");
-        match &first {
-            None => first = Some(got),
-            Some(want) => {
-                for (a, b) in got.iter().zip(want) {
-                    assert!(a.bits_eq(b), "backends disagree: {a:?} vs {b:?}");
-                }
-            }
-        }
-    }
-    first.expect("at least one mode")
-}
+mod both_backends;
+use both_backends::{modes, run};
 
 fn ctensor(name: &str, dtype: DType, ndim: usize) -> Var {
     tensor(name, dtype, &vec![None; ndim])

@@ -5,7 +5,7 @@
 
 use oxtensor::gradient::{VerifyGradOptions, verify_grad};
 use oxtensor::ops::extra as ex;
-use oxtensor::{DType, Mode, Tensor, Var, function, tensor, vector};
+use oxtensor::{DType, Tensor, Var, function, tensor, vector};
 use oxtensor_testkit::{Tol, assert_close};
 use proptest::prelude::*;
 
@@ -14,30 +14,10 @@ use proptest::prelude::*;
 mod random_graphs;
 use random_graphs::pseudo_random;
 
-fn modes() -> Vec<Mode> {
-    vec![
-        Mode::FAST_RUN,
-        Mode::new("interp", "fast_run").expect("mode"),
-    ]
-}
-
-/// Runs `out` of inputs `xs` on `args` in every mode; all modes must agree exactly.
-fn run(xs: &[Var], outs: &[Var], args: &[Tensor]) -> Vec<Tensor> {
-    let mut first: Option<Vec<Tensor>> = None;
-    for mode in modes() {
-        let f = function(xs, outs).mode(mode).build().expect("compile");
-        let got = f.call(args).expect("call");
-        match &first {
-            None => first = Some(got),
-            Some(want) => {
-                for (a, b) in got.iter().zip(want) {
-                    assert!(a.bits_eq(b), "backends disagree: {a:?} vs {b:?}");
-                }
-            }
-        }
-    }
-    first.expect("at least one mode")
-}
+// Only `run` is used here, not the list of modes.
+#[allow(dead_code)]
+mod both_backends;
+use both_backends::run;
 
 fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1usize..5, 1..4)
