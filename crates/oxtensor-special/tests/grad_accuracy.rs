@@ -8,44 +8,16 @@
 //! reference is not finite ours must be NaN.
 
 use oxtensor_special as sp;
-use std::fs;
-use std::path::PathBuf;
 
 /// The relative error every point meets.
 const REL: f64 = 1e-14;
 
-/// One fixture row: the arguments, the reference, PyTensor's value.
-struct Row {
-    args: Vec<f64>,
-    reference: f64,
-    pytensor: f64,
-}
+mod tsv;
+use tsv::Row;
 
+/// The rows of fixture `name` (`other` is PyTensor's value).
 fn read(name: &str) -> Vec<Row> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(format!("{name}.tsv"));
-    let text = fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}: run make_grad_fixtures.py", path.display()));
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let v: Vec<f64> = l
-                .split('\t')
-                .map(|t| {
-                    t.trim()
-                        .parse::<f64>()
-                        .unwrap_or_else(|e| panic!("{name}: bad number {t:?}: {e}"))
-                })
-                .collect();
-            let n = v.len();
-            Row {
-                args: v[..n - 2].to_vec(),
-                reference: v[n - 2],
-                pytensor: v[n - 1],
-            }
-        })
-        .collect()
+    tsv::read(name).unwrap_or_else(|| panic!("{name}.tsv is missing: run make_grad_fixtures.py"))
 }
 
 /// Relative error of `got` against `want` (0 when equal, including both zero).
@@ -84,10 +56,10 @@ fn check(name: &str, f: impl Fn(&[f64]) -> f64) {
         if e > REL {
             bad.push((r.args.clone(), got, r.reference, e));
         }
-        if r.pytensor.is_nan() {
+        if r.other.is_nan() {
             theirs_nan += 1;
         } else {
-            theirs_max = theirs_max.max(rel(r.pytensor, r.reference));
+            theirs_max = theirs_max.max(rel(r.other, r.reference));
         }
     }
     println!(
