@@ -8,6 +8,7 @@ index within one operand takes that operand's diagonal. Gradients follow from th
 from __future__ import annotations
 
 from oxtensor.tensor import _matrix
+from oxtensor.tensor._einsum_parse import describe, parse, split_arguments
 from oxtensor.tensor import basic as _basic
 from oxtensor.tensor import math as _math
 
@@ -19,47 +20,76 @@ def _var(x):
     return _basic.as_tensor_variable(x)
 
 
-def _parse(subscripts, ops):
-    """The input terms and the output term, with NumPy's implicit output (the indices that
-    occur once, sorted) when there is no ``->``."""
-    subscripts = subscripts.replace(" ", "")
-    if "..." in subscripts:
-        raise NotImplementedError("einsum: ellipses are not supported")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
-    else:
-        ins = subscripts
-        letters = ins.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    terms = ins.split(",")
-    if len(terms) != len(ops):
-        raise ValueError(f"einsum: {len(terms)} subscripts for {len(ops)} operands")
-    for t, o in zip(terms, ops):
-        if len(t) != o.ndim:
-            raise ValueError(f"einsum: subscript {t!r} for an operand of rank {o.ndim}")
-        if not t.isalpha() and t:
-            raise ValueError(f"einsum: subscript {t!r} has a character that is not a letter")
-    if len(set(out)) != len(out):
-        raise ValueError(f"einsum: output subscript {out!r} repeats an index")
-    letters = set("".join(terms))
-    for c in out:
-        if c not in letters:
-            raise ValueError(f"einsum: output index {c!r} is in no operand")
-    return terms, out
-
-
-def _extents(terms, ops):
-    """Each index's static extent (``_UNKNOWN_EXTENT`` when no operand knows it), checking
-    that operands agree."""
-    sizes = {}
-    for t, o in zip(terms, ops):
+def _check_extents(terms, ops):
+    """Raises unless the operands' static extents agree: one operand's repeated index must
+    have one extent (its diagonal), and across operands the known extents of an index other
+    than 1 must be equal (1 broadcasts, as in NumPy)."""
+    wide = {}
+    for k, (t, o) in enumerate(zip(terms, ops)):
+        mine = {}
         for c, s in zip(t, o.type.shape):
             if s is None:
                 continue
-            if sizes.get(c, s) != s:
-                raise ValueError(f"einsum: index {c!r} has extents {sizes[c]} and {s}")
-            sizes[c] = s
-    return {c: sizes.get(c, _UNKNOWN_EXTENT) for c in set("".join(terms))}
+            if mine.setdefault(c, s) != s:
+                raise ValueError(
+                    f"einsum: operand {k} repeats the index {describe(c)} over dimensions of "
+                    f"extents {mine[c]} and {s}; a repeated index takes a diagonal, which "
+                    "needs equal extents"
+                )
+            if s == 1:
+                continue
+            first, j = wide.setdefault(c, (s, k))
+            if first != s:
+                raise ValueError(
+                    f"einsum: the index {describe(c)} has extent {first} in operand {j} "
+                    f"but {s} in operand {k} (only an extent of 1 broadcasts)"
+                )
+
+
+def _squeeze_broadcast(pairs):
+    """Each operand without the dimensions of static extent 1 whose index another operand
+    has with an extent that is not statically 1: the operand is constant along them, so they
+    broadcast (all of a repeated index's dimensions must be 1 for its diagonal to be one
+    element). An extent unknown when the graph is built is not broadcast, as in PyTensor: it
+    must match the other operands' at run time."""
+    wide = {c for t, o in pairs for c, s in zip(t, o.type.shape) if s != 1}
+    out = []
+    for t, o in pairs:
+        shape = o.type.shape
+        ones = {c for c in wide if all(s == 1 for d, s in zip(t, shape) if d == c)}
+        axes = tuple(k for k, c in enumerate(t) if c in ones)
+        if axes:
+            t = "".join(c for c in t if c not in ones)
+            o = _basic.squeeze(o, axis=axes)
+        out.append((t, o))
+    return out
+
+
+def _extents(pairs):
+    """Each index's extent for comparing contraction costs: its static extent, or
+    ``_UNKNOWN_EXTENT`` when no operand knows it."""
+    sizes = {}
+    for t, o in pairs:
+        for c, s in zip(t, o.type.shape):
+            if s is not None:
+                sizes[c] = s
+            else:
+                sizes.setdefault(c, _UNKNOWN_EXTENT)
+    return sizes
+
+
+def _static_shape(terms, ops, out):
+    """The result's static shape, which the symbolic reshapes of the lowering do not carry:
+    an index's extent other than 1 where an operand knows it, 1 where every operand knows it
+    is 1 (a broadcastable dimension), unknown otherwise."""
+    wide, unknown = {}, set()
+    for t, o in zip(terms, ops):
+        for c, s in zip(t, o.type.shape):
+            if s is None:
+                unknown.add(c)
+            elif s != 1:
+                wide[c] = s
+    return tuple(wide.get(c, None if c in unknown else 1) for c in out)
 
 
 def _take_diagonals(term, x):
@@ -156,15 +186,15 @@ def greedy_path(terms, out, sizes):
 
 
 def einsum(subscripts, *operands, optimize=None):
-    """``np.einsum`` for explicit or implicit subscripts without ellipses, lowered to
-    matrix products along a greedy contraction path (``optimize`` is accepted for
-    compatibility; the path is always the greedy one)."""
+    """``np.einsum`` (explicit or implicit output, ellipses, the interleaved sublist form;
+    ``oxtensor.tensor._einsum_parse``) lowered to matrix products along a greedy contraction
+    path (``optimize`` is accepted for compatibility; the path is always the greedy one)."""
+    subscripts, operands = split_arguments(subscripts, operands)
     ops = [_var(o) for o in operands]
-    terms, out = _parse(subscripts, ops)
-    sizes = _extents(terms, ops)
-    pairs = []
-    for t, o in zip(terms, ops):
-        pairs.append(_take_diagonals(t, o))
+    terms, out = parse(subscripts, ops)
+    _check_extents(terms, ops)
+    pairs = [_take_diagonals(t, o) for t, o in _squeeze_broadcast(list(zip(terms, ops)))]
+    sizes = _extents(pairs)
     # Indices that only one operand has, and the output does not, are summed first.
     for k, (t, o) in enumerate(pairs):
         elsewhere = set(out).union(*(set(u) for j, (u, _) in enumerate(pairs) if j != k))
@@ -176,6 +206,9 @@ def einsum(subscripts, *operands, optimize=None):
         pairs = rest + [_contract(ta, a, tb, b, keep)]
     ((t, x),) = pairs
     t, x = _sum_out(t, x, set(out))
-    if t == out:
-        return x
-    return _basic.transpose(x, [t.index(c) for c in out])
+    if t != out:
+        x = _basic.transpose(x, [t.index(c) for c in out])
+    shape = _static_shape(terms, ops, out)
+    if shape != x.type.shape:
+        x = _basic.specify_shape(x, shape)
+    return x
