@@ -24,16 +24,12 @@ _LETTERS = string.ascii_lowercase + string.ascii_uppercase
 _BROADCAST_BASE = 0xE000
 
 
-def is_broadcast_label(c):
-    """Whether ``c`` labels an ellipsis dimension (rather than a user's letter)."""
-    return ord(c) >= _BROADCAST_BASE
-
-
 def describe(c):
-    """A label as an error message shows it: the letter, or which ellipsis dimension."""
-    if is_broadcast_label(c):
-        return f"the ellipsis dimension {ord(c) - _BROADCAST_BASE}"
-    return repr(c)
+    """A label as an error message names it: the index letter, or the position among the
+    dimensions the ellipses broadcast to (counted from the left)."""
+    if ord(c) >= _BROADCAST_BASE:
+        return f"ellipsis dimension {ord(c) - _BROADCAST_BASE}"
+    return f"index {c!r}"
 
 
 def split_arguments(subscripts, operands):
@@ -84,12 +80,12 @@ def _check_term(term, what):
         for c in part:
             if c == ".":
                 raise ValueError(
-                    f"einsum: {what} {term!r} has a '.' that is not part of an ellipsis '...'"
+                    f"einsum: {what} {term!r} have a '.' that is not part of an ellipsis '...'"
                     + (" (at most one ellipsis is allowed)" if dots else "")
                 )
             if c not in _LETTERS:
                 raise ValueError(
-                    f"einsum: {what} {term!r} has {c!r}; subscripts must be the letters "
+                    f"einsum: {what} {term!r} have {c!r}; subscripts must be the letters "
                     "a-z, A-Z and at most one ellipsis '...'"
                 )
     return before, (after if dots else None)
@@ -110,7 +106,7 @@ def parse(subscripts, ops):
             f"einsum: subscripts {subscripts!r} name {len(parts)} operand(s) "
             f"but {len(ops)} operand(s) were given"
         )
-    split = [_check_term(t, f"the subscripts of operand {k}") for k, t in enumerate(parts)]
+    split = [_check_term(t, f"operand {k}'s subscripts") for k, t in enumerate(parts)]
     covered = []
     for k, ((before, after), o) in enumerate(zip(split, ops)):
         named = len(before) + len(after or "")

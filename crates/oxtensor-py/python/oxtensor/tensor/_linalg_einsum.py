@@ -3,6 +3,12 @@ built (opt_einsum's ``greedy`` strategy, from the operands' static shapes), and 
 contraction as one transpose and reshape per operand, one (batched) ``matmul``, and one
 reshape back. Indices used by one operand only are summed before any product, and a repeated
 index within one operand takes that operand's diagonal. Gradients follow from the lowering.
+
+Subscripts (ellipses, implicit output, the interleaved form) are parsed by
+``oxtensor.tensor._einsum_parse`` to one label per dimension. A dimension of static extent 1
+broadcasts against a wider one of the same index, as in NumPy, by being squeezed out of its
+operand before the contraction; extents unknown when the graph is built are assumed equal
+across operands, as PyTensor assumes.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ def _check_extents(terms, ops):
                 continue
             if mine.setdefault(c, s) != s:
                 raise ValueError(
-                    f"einsum: operand {k} repeats the index {describe(c)} over dimensions of "
+                    f"einsum: operand {k} repeats the {describe(c)} over dimensions of "
                     f"extents {mine[c]} and {s}; a repeated index takes a diagonal, which "
                     "needs equal extents"
                 )
@@ -41,7 +47,7 @@ def _check_extents(terms, ops):
             first, j = wide.setdefault(c, (s, k))
             if first != s:
                 raise ValueError(
-                    f"einsum: the index {describe(c)} has extent {first} in operand {j} "
+                    f"einsum: the {describe(c)} has extent {first} in operand {j} "
                     f"but {s} in operand {k} (only an extent of 1 broadcasts)"
                 )
 
