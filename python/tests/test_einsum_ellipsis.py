@@ -4,7 +4,11 @@ with static broadcastable flags), static output shapes and values against PyTens
 ``einsum``, PyTensor's documented examples, gradients against finite differences, and the
 errors for malformed subscripts (type as NumPy's, message naming what was expected)."""
 
+import ast
+import importlib
+import re
 import string
+import textwrap
 import warnings
 
 import numpy as np
@@ -258,3 +262,49 @@ def test_ellipses_agree_with_pytensor(spec, shapes):
         # Ours knows at least the extents PyTensor's static shape knows (sometimes more).
         assert all(t is None or o == t for o, t in zip(out.type.shape, their_shape)), spec
         np.testing.assert_allclose(run(xs, [out], ops)[0], theirs, rtol=1e-12, atol=1e-12)
+
+
+def pytensor_docstring_examples():
+    """The code blocks of PyTensor's ``einsum`` docstring, read from the installed PyTensor.
+    Their first line, ``import pytensor as pt``, does not give ``pt.matrix`` or ``pt.einsum``
+    in PyTensor either (they are in ``pytensor.tensor``), and the fifth block has a stray
+    quote (``(""bchwkt``): both are the docstring's typos, fixed here and nothing else."""
+    einsum_module = importlib.import_module("pytensor.tensor.einsum")
+    code_block = r"\.\. code-block:: python\n\n((?:(?: {8,}.*)?\n)+)"
+    blocks = re.findall(code_block, einsum_module.einsum.__doc__)
+    blocks = [textwrap.dedent(b).replace("import pytensor as pt\n", "") for b in blocks]
+    return [b.replace('(""', '("') for b in blocks]
+
+
+def run_example(code, pt_module, function, values=None):
+    """Runs an example's code with ``pt`` bound to ``pt_module``, then the function it builds
+    (its inputs, in order of creation, to the variable its last line assigns) on ``values``,
+    random by default with 3 for each unknown extent. Returns the values and the result."""
+    ns = {"pt": pt_module}
+    exec(code, ns)
+    result = ns[ast.parse(code).body[-1].targets[0].id]
+    inputs = [v for k, v in ns.items() if k != "pt" and v is not result and hasattr(v, "type")]
+    if values is None:
+        rng = np.random.default_rng(8)
+        values = [rng.standard_normal([3 if s is None else s for s in x.type.shape]) for x in inputs]
+    return values, function(inputs, result)(*values)
+
+
+def test_pytensor_docstring_examples_run_and_agree():
+    pytensor = pytest.importorskip("pytensor")
+    mode = pytensor.compile.mode.Mode(linker="py", optimizer=None)
+    examples = pytensor_docstring_examples()
+    assert len(examples) == 5
+    for code in examples:
+        values, ours = run_example(code, pt, oxtensor.function)
+        spec = re.search(r'einsum\("([^"]*)"', code).group(1)
+        np.testing.assert_allclose(ours, np.einsum(spec, *values), rtol=1e-12, atol=1e-12)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, theirs = run_example(
+                code,
+                importlib.import_module("pytensor.tensor"),
+                lambda i, o: pytensor.function(i, o, mode=mode),
+                values,
+            )
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, err_msg=code)
