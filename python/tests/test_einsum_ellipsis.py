@@ -147,10 +147,16 @@ def test_broadcastable_flags_follow_the_operands():
 def test_unknown_extents_do_not_broadcast_at_run_time():
     """As in PyTensor, an extent unknown when the graph is built is assumed to match the
     others: 1 against 2 at run time is an error, not a broadcast."""
-    x, y = pt.dmatrix("x"), pt.dmatrix("y")
-    f = oxtensor.function([x, y], pt.einsum("ij,ij->ij", x, y))
-    with pytest.raises(ValueError):
-        f(np.ones((1, 3)), np.ones((2, 3)))
+    for spec, a, b in [
+        ("ij,ij->ij", (1, 3), (2, 3)),
+        ("ij,jk->ik", (2, 1), (3, 4)),
+        ("...ij,...jk", (5, 1, 2, 3), (4, 3, 2)),
+    ]:
+        x = pt.tensor("x", dtype="float64", shape=(None,) * len(a))
+        y = pt.tensor("y", dtype="float64", shape=(None,) * len(b))
+        f = oxtensor.function([x, y], pt.einsum(spec, x, y))
+        with pytest.raises(ValueError):
+            f(np.ones(a), np.ones(b))
 
 
 @pytest.mark.parametrize(
