@@ -234,6 +234,13 @@ def test_malformed_sublists_raise_like_numpy(sublist, error, match):
         pt.einsum(pt.dvector("x"), sublist)
 
 
+def test_a_lone_operand_raises_like_numpy():
+    with pytest.raises(ValueError):
+        np.einsum(np.zeros(2))
+    with pytest.raises(ValueError, match="operands each followed by its sublist"):
+        pt.einsum(pt.dvector("x"))
+
+
 def pytensor_einsum(spec, ops, shape_of):
     """PyTensor's ``einsum`` of ``ops`` (variables of static shapes ``shape_of(op)``): its
     output's static shape and its value, run without C compilation."""

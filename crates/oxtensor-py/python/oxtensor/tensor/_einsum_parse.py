@@ -12,8 +12,6 @@ labels where its ``...`` is; an implicit output (no ``->``) puts them first, fol
 letters used exactly once, sorted, as NumPy does.
 """
 
-from __future__ import annotations
-
 import operator
 import string
 
@@ -38,6 +36,11 @@ def split_arguments(subscripts, operands):
     if isinstance(subscripts, str):
         return subscripts, list(operands)
     args = [subscripts, *operands]
+    if len(args) < 2:
+        raise ValueError(
+            "einsum: expected a subscripts string or operands each followed by its sublist, "
+            f"got one argument of type {type(subscripts).__name__}"
+        )
     ops, sublists = args[0::2], args[1::2]
     out = None
     if len(args) % 2 == 1:
@@ -94,8 +97,6 @@ def _check_term(term, what):
 def parse(subscripts, ops):
     """The labels of each operand's dimensions and of the output, for operands ``ops`` (whose
     ``ndim`` are read): ``(terms, out)``, strings of one label per dimension."""
-    if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
     subscripts = "".join(subscripts.split())
     if subscripts.count("->") > 1:
         raise ValueError(f"einsum: subscripts {subscripts!r} have more than one '->'")

@@ -14,9 +14,9 @@ across operands, as PyTensor assumes.
 from __future__ import annotations
 
 from oxtensor.tensor import _matrix
-from oxtensor.tensor._einsum_parse import describe, parse, split_arguments
 from oxtensor.tensor import basic as _basic
 from oxtensor.tensor import math as _math
+from oxtensor.tensor._einsum_parse import describe, parse, split_arguments
 
 # Extent assumed for an index whose static extent is unknown, when comparing costs.
 _UNKNOWN_EXTENT = 64
