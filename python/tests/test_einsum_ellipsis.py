@@ -129,7 +129,7 @@ def test_interleaved_form_matches_numpy(mode):
         ("ba...", [(2, 3)], (3, 2)),
     ],
 )
-def test_documented_cases_and_static_shapes(spec, shapes, out_shape):
+def test_chosen_cases_values_and_static_shapes(spec, shapes, out_shape):
     rng = np.random.default_rng(9)
     ops = [rng.standard_normal(s) for s in shapes]
     xs = [static_type(o, f"x{k}") for k, o in enumerate(ops)]
