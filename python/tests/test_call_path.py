@@ -340,3 +340,40 @@ def test_a_released_large_output_is_computed_in_place_and_free_forgets_it(mode):
     del b, held, c
     f.free()
     np.testing.assert_allclose(f(v), np.exp(-(v**2)) * 2.0, rtol=1e-15)
+
+
+NUMBERS = [0.5, -3.25, 7, -(2**53), 2**53, 2**53 + 1, 2**63 - 1, 2**64, True, np.float64(1.5),
+           np.float32(0.1), np.int64(3), 1e308, float("nan")]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "int32", "bool"])
+@pytest.mark.parametrize("value", NUMBERS, ids=repr)
+def test_python_numbers_convert_as_their_arrays_do(dtype, value):
+    # Python floats and ints for float64/int64 inputs skip the conversion through Python
+    # (`python_number_to_tensor`); every number must still give what the general conversion
+    # (`_convert.coerce`, then the array path) gives: the same values and dtype, or the same
+    # error.
+    from oxtensor import _convert
+
+    a = pt.scalar("a", dtype=dtype)
+    f = function([a], [a, a + 1])
+
+    def outcome(call):
+        try:
+            return [(r.dtype, r.tolist()) for r in call()]
+        except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+            return (type(e), str(e))
+
+    def general():
+        return f(_convert.coerce(value, dtype, None))
+
+    got, expected = outcome(lambda: f(value)), outcome(general)
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and got[0] is expected[0]
+        assert expected[1] in got[1]
+    else:
+        assert got == expected or (
+            # NaN compares unequal to itself: compare the dtypes and the NaN-ness instead.
+            [d for d, _ in got] == [d for d, _ in expected]
+            and all(np.isnan(v) for _, v in got) and all(np.isnan(v) for _, v in expected)
+        )

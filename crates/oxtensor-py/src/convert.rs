@@ -3,10 +3,11 @@
 //! In: an `ndarray` whose layout the [`Tensor`] can describe (aligned, native byte order, strides
 //! that are multiples of the item size, a supported dtype) is wrapped without a copy, as external
 //! [`Storage`] that keeps the array alive; its fields are read straight from NumPy's array
-//! struct. Bool arrays are copied so that every byte is 0 or 1, as `Tensor` requires. Anything
-//! else (lists, Python and NumPy scalars, byte-swapped or unaligned arrays, other dtypes) goes
-//! through `oxtensor._convert`, which applies PyTensor's conversion rules and hands back a plain
-//! array.
+//! struct. Bool arrays are copied so that every byte is 0 or 1, as `Tensor` requires. A Python
+//! number for a float64 or int64 input becomes a 0-d tensor directly
+//! ([`python_number_to_tensor`]). Anything else (lists, other scalars, byte-swapped or unaligned
+//! arrays, other dtypes) goes through `oxtensor._convert`, which applies PyTensor's conversion
+//! rules and hands back a plain array.
 //!
 //! Out: a tensor whose storage nobody else holds becomes an `ndarray` over the Rust buffer; a
 //! capsule owning the tensor is the array's base object, so dropping the array frees the buffer.
@@ -19,7 +20,7 @@ use numpy::npyffi::{
 use oxtensor_data::{DType, Shape, Storage, StridedIndex, Strides, Tensor, dispatch_dtype};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyString;
+use pyo3::types::{PyFloat, PyInt, PyString};
 use pyo3::{ffi, intern};
 use smallvec::SmallVec;
 use std::ffi::{CStr, c_int, c_long, c_void};
@@ -141,6 +142,27 @@ pub fn is_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> bool {
 const FOREIGN_BYTEORDER: u8 = b'>';
 #[cfg(target_endian = "big")]
 const FOREIGN_BYTEORDER: u8 = b'<';
+
+/// A Python `float` (or subclass, e.g. `numpy.float64`) for a float64 input, or a Python `int`
+/// for an int64 input (or a float64 one it converts to exactly), as the 0-d tensor that
+/// `oxtensor._convert.coerce` would make, without the round trip through Python: samplers pass
+/// step sizes and the like as plain Python numbers on every call. `None` for anything else,
+/// which then takes the general conversion.
+#[inline]
+pub fn python_number_to_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> Option<Tensor> {
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return (dtype == DType::F64).then(|| Tensor::scalar(f.value()));
+    }
+    // Exactly `int`: `bool` is a subclass with its own conversion rules.
+    let v: i64 = obj.cast_exact::<PyInt>().ok()?.extract().ok()?;
+    match dtype {
+        DType::I64 => Some(Tensor::scalar(v)),
+        // Integers up to 2^53 in magnitude are exactly representable: the conversion `coerce`
+        // accepts because it loses nothing.
+        DType::F64 if v.unsigned_abs() <= 1 << 53 => Some(Tensor::scalar(v as f64)),
+        _ => None,
+    }
+}
 
 /// Wraps an `ndarray` as a tensor without copying, or `None` when its dtype or layout needs a
 /// conversion first (the caller then goes through `oxtensor._convert`).

@@ -9,7 +9,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::convert::{self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned};
+use crate::convert::{
+    self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned, python_number_to_tensor,
+};
 use crate::errors::{ox_err, type_err, value_err};
 use crate::recycle::{Kept, Recycler};
 use smallvec::SmallVec;
@@ -270,13 +272,14 @@ impl PyFunction {
             .map_or_else(String::new, |n| format!(" '{n}'"))
     }
 
-    /// Argument `i` as a tensor: zero-copy for plain arrays, else converted in Python.
+    /// Argument `i` as a tensor: zero-copy for plain arrays, direct for Python numbers of the
+    /// input's dtype, else converted in Python.
     #[inline]
     fn arg(&self, py: Python<'_>, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         let fast = if is_ndarray(py, obj) {
             ndarray_to_tensor(obj)
         } else {
-            None
+            python_number_to_tensor(obj, self.dtypes[i])
         };
         let t = match fast {
             Some(t) => t,
