@@ -10,6 +10,7 @@
 
 use crate::emit::StagedLoop;
 use crate::recurrence::LoopFn;
+use crate::replay::{Decision, LaunchOf, Ran, Replay};
 use crate::staged::StagedFn;
 use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
 use libloading::Library;
@@ -102,10 +103,11 @@ enum Kernel {
 struct LastLayout<T>(Mutex<Option<Arc<Kept<T>>>>);
 
 /// A kept layout and the operand layouts it is for.
-struct Kept<T> {
+pub(crate) struct Kept<T> {
     /// The operands' ranks, shapes and strides, which decide the layout.
     key: SmallVec<[isize; 16]>,
-    layout: T,
+    /// The layout.
+    pub(crate) layout: T,
 }
 
 impl<T> LastLayout<T> {
@@ -120,12 +122,7 @@ impl<T> LastLayout<T> {
         operands: &[&Tensor],
         compute: impl FnOnce() -> Option<T>,
     ) -> Option<Arc<Kept<T>>> {
-        let mut key = SmallVec::new();
-        for t in operands {
-            key.push(t.ndim() as isize);
-            key.extend(t.shape().iter().map(|&e| e as isize));
-            key.extend_from_slice(t.strides());
-        }
+        let key = Self::key(operands);
         if let Ok(guard) = self.0.try_lock()
             && let Some(kept) = guard.as_ref().filter(|k| k.key == key)
         {
@@ -140,19 +137,42 @@ impl<T> LastLayout<T> {
         }
         Some(kept)
     }
+
+    /// The kept layout, when it is the one for `operands` (what a call with them just used).
+    fn current(&self, operands: &[&Tensor]) -> Option<Arc<Kept<T>>> {
+        let key = Self::key(operands);
+        let guard = self.0.try_lock().ok()?;
+        guard.as_ref().filter(|k| k.key == key).cloned()
+    }
+
+    /// The operands' ranks, shapes and strides.
+    fn key(operands: &[&Tensor]) -> SmallVec<[isize; 16]> {
+        let mut key = SmallVec::new();
+        for t in operands {
+            key.push(t.ndim() as isize);
+            key.extend(t.shape().iter().map(|&e| e as isize));
+            key.extend_from_slice(t.strides());
+        }
+        key
+    }
 }
 
 /// How an elementwise call walks its operands.
-struct ElemLayout {
-    walk: Walk,
-    shape: Shape,
-    numel: usize,
+pub(crate) struct ElemLayout {
+    /// The walk.
+    pub(crate) walk: Walk,
+    /// The output shape.
+    pub(crate) shape: Shape,
+    /// The number of output elements.
+    pub(crate) numel: usize,
 }
 
 /// How a reduction call walks its operands.
-struct ReduceLayout {
-    walk: ReduceWalk,
-    out_shape: SmallVec<[usize; 4]>,
+pub(crate) struct ReduceLayout {
+    /// The walk.
+    pub(crate) walk: ReduceWalk,
+    /// The output shape.
+    pub(crate) out_shape: SmallVec<[usize; 4]>,
 }
 
 /// A function compiled by the native backend.
@@ -168,6 +188,9 @@ pub struct NativeExecutable {
     /// Calls of whole-loop kernels handed to the interpreter's loop (see
     /// [`NativeExecutable::interpreted_loops`]).
     interpreted_loops: AtomicUsize,
+    /// The recorded call replayed while the inputs keep their layout, when every node is a
+    /// C kernel or may be a view or shape arithmetic (no loop).
+    replay: Option<Replay>,
 }
 
 /// Values shared by the parallel tasks of one kernel call.
@@ -285,7 +308,11 @@ impl NativeExecutable {
                 Some(Step::Loop(f)) => Kernel::Loop(f),
                 Some(Step::Staged(f, p)) => Kernel::Staged(f, p),
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let replay = kernels
+            .iter()
+            .all(|k| !matches!(k, Kernel::Loop(_) | Kernel::Staged(..)))
+            .then(Replay::default);
         NativeExecutable {
             plan,
             kernels,
@@ -293,6 +320,7 @@ impl NativeExecutable {
             inner,
             parallel,
             interpreted_loops: AtomicUsize::new(0),
+            replay,
         }
     }
 
@@ -300,6 +328,14 @@ impl NativeExecutable {
     /// (operands it does not take, an element that is an error): 0 when every loop ran in C.
     pub fn interpreted_loops(&self) -> usize {
         self.interpreted_loops.load(Ordering::Relaxed)
+    }
+
+    /// How many calls were replayed from a recording rather than run through the plan (see
+    /// the `replay` module): what tests use to show the fast path really ran.
+    pub fn replayed_calls(&self) -> usize {
+        self.replay
+            .as_ref()
+            .map_or(0, |r| r.replayed.load(Ordering::Relaxed))
     }
 
     /// How many nodes run as generated code (fused producers included).
@@ -573,7 +609,7 @@ fn combine(op: ReduceOp, partial: &Tensor, shape: &[usize]) -> Result<Tensor, Ke
 /// # Safety
 /// `rw`, `rdims` and `inputs` must describe a walk inside every operand's storage, and `out`
 /// must hold the outputs `[start, end)` of the reduction's dtype, written by no one else.
-unsafe fn call_reduce(
+pub(crate) unsafe fn call_reduce(
     f: ReduceFn,
     rw: &ReduceWalk,
     rdims: &[i64],
@@ -650,13 +686,107 @@ impl NativeExecutable {
     }
 }
 
+impl NativeExecutable {
+    /// Runs a call: replayed when its inputs' layout was recorded, else through the plan
+    /// (recording it on the second call with one layout).
+    fn run_call(
+        &self,
+        values: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let Some(replay) = &self.replay else {
+            return self.plan.execute_into(values, None, outs, |c| self.step(c));
+        };
+        let mut recorder = match replay.replay(&values, outs) {
+            Ok(result) => return Ok(result),
+            Err(Decision::Normal) => {
+                return self.plan.execute_into(values, None, outs, |c| self.step(c));
+            }
+            Err(Decision::Record(recorder)) => recorder,
+        };
+        recorder.start(self.plan.n_slots(), self.plan.constants());
+        let output_slots: SmallVec<[usize; 4]> = self.plan.output_slots().collect();
+        let result = self.plan.execute_into(values, None, outs, |call| {
+            let Call {
+                index,
+                node,
+                args,
+                donor,
+                out,
+            } = call;
+            let results = self.step(Call {
+                index,
+                node,
+                args,
+                donor,
+                out,
+            })?;
+            let ran = Ran {
+                node,
+                slots: self.plan.wiring(index),
+                args,
+                outs: &results,
+                launch: self.launch_of(index, args, &results),
+            };
+            recorder.step(ran, &output_slots);
+            Ok(results)
+        });
+        if result.is_ok() {
+            replay.keep(recorder, &output_slots);
+        }
+        result
+    }
+
+    /// The C kernel step `index` just ran on `args` giving `outs`, with its layout and its work
+    /// (elements times cost), for a recording; `None` for a node without a kernel.
+    fn launch_of(
+        &self,
+        index: usize,
+        args: &[&Tensor],
+        outs: &[Tensor],
+    ) -> Option<(LaunchOf, usize)> {
+        let first = outs.first()?;
+        match self.kernels.get(index)? {
+            Kernel::Elemwise(f, cost, last) => {
+                let kept = last.current(args)?;
+                (first.shape() == kept.layout.shape.as_slice()).then_some(())?;
+                let work = kept.layout.numel.saturating_mul(*cost);
+                Some((LaunchOf::Elem(*f, kept), work))
+            }
+            Kernel::Reduce {
+                f,
+                fused,
+                cost,
+                last,
+                ..
+            } => {
+                let operands = if *fused {
+                    args
+                } else {
+                    &args[..args.len().min(1)]
+                };
+                let kept = last.current(operands)?;
+                (first.shape() == kept.layout.out_shape.as_slice()).then_some(())?;
+                let rw = &kept.layout.walk;
+                let elements = rw.kept.dims.iter().chain(&rw.reduced.dims).product::<i64>();
+                let work = (elements.max(0) as usize).saturating_mul(*cost);
+                Some((LaunchOf::Reduce(*f, kept), work))
+            }
+            Kernel::Interp | Kernel::Loop(_) | Kernel::Staged(..) => None,
+        }
+    }
+}
+
 impl Executable for NativeExecutable {
     fn run_timed(
         &self,
         values: Vec<Tensor>,
         times: Option<&mut [Duration]>,
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        self.plan.execute(values, times, |call| self.step(call))
+        match times {
+            None => self.run_call(values, &[]),
+            times => self.plan.execute(values, times, |call| self.step(call)),
+        }
     }
 
     fn run_into(
@@ -664,8 +794,7 @@ impl Executable for NativeExecutable {
         values: Vec<Tensor>,
         outs: &[Option<Tensor>],
     ) -> Result<Vec<Tensor>, RuntimeError> {
-        self.plan
-            .execute_into(values, None, outs, |call| self.step(call))
+        self.run_call(values, outs)
     }
 
     fn schedule(&self) -> Vec<Arc<Node>> {

@@ -41,6 +41,7 @@ mod error;
 mod exec;
 mod lower;
 mod recurrence;
+mod replay;
 mod staged;
 mod walk;
 

@@ -185,6 +185,29 @@ impl Plan {
         self.steps.iter().map(|s| &s.node)
     }
 
+    /// How many slots a call uses (inputs first, then constants and intermediates).
+    pub fn n_slots(&self) -> usize {
+        self.n_slots
+    }
+
+    /// The constants, with the slots they are preloaded into.
+    pub fn constants(&self) -> &[(usize, Tensor)] {
+        &self.constants
+    }
+
+    /// The graph outputs' slots, in output order.
+    pub fn output_slots(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        self.outputs.iter().map(|&(s, _)| s)
+    }
+
+    /// The slots scheduled node `index` reads its inputs from and writes its outputs to: what a
+    /// backend that records a call (to replay it without the plan) follows.
+    pub fn wiring(&self, index: usize) -> (&[usize], &[usize]) {
+        self.steps
+            .get(index)
+            .map_or((&[], &[]), |s| (&s.inputs[..], &s.outputs[..]))
+    }
+
     /// Runs the plan on `values` (explicit inputs, then shared inputs), evaluating each node
     /// with `eval`. With `times`, which must have one entry per scheduled node, adds each node's
     /// wall time to its entry. The values are taken by value so that a consumed shared
