@@ -46,8 +46,9 @@ const VIEW_OPS: fn(&Op) -> bool = |op| {
     )
 };
 
-/// The largest scratch memory a recording keeps between calls: replay is for small calls.
-const MAX_SCRATCH_BYTES: usize = 1 << 20;
+/// The most memory a recording keeps between calls (scratch buffers and values computed from
+/// the layout): replay is for small calls.
+const MAX_HELD_BYTES: usize = 1 << 20;
 
 /// Replays that failed (a kernel reported an error element) after which a function stops
 /// recording.
@@ -216,7 +217,7 @@ pub(crate) struct Recorder {
     /// Per held tensor: whether it is a fixed value (else scratch).
     fixed: Vec<bool>,
     fresh: Vec<(DType, SmallVec<[usize; 4]>, usize)>,
-    scratch_bytes: usize,
+    held_bytes: usize,
     /// False once a step could not be recorded.
     ok: bool,
 }
@@ -253,7 +254,7 @@ impl Recorder {
             held: Vec::new(),
             fixed: Vec::new(),
             fresh: Vec::new(),
-            scratch_bytes: 0,
+            held_bytes: 0,
             ok: true,
         }
     }
@@ -285,6 +286,12 @@ impl Recorder {
         Some(place)
     }
 
+    /// Counts `t` against the memory a recording may keep; `None` past [`MAX_HELD_BYTES`].
+    fn budget(&mut self, t: &Tensor) -> Option<()> {
+        self.held_bytes += t.numel() * t.dtype().size();
+        (self.held_bytes <= MAX_HELD_BYTES).then_some(())
+    }
+
     fn place(&self, slot: usize) -> Option<Place> {
         *self.places.get(slot)?
     }
@@ -312,6 +319,7 @@ impl Recorder {
         let shapes_only = matches!(op, Op::Shape | Op::ShapeI(_));
         if shapes_only || (pure && ins.iter().all(|&s| self.is_fixed(s))) {
             for (&s, t) in outs_at.iter().zip(outs) {
+                self.budget(t)?;
                 self.hold(s, t.clone(), true)?;
             }
             return Some(());
@@ -374,10 +382,7 @@ impl Recorder {
                     place
                 }
                 None => {
-                    self.scratch_bytes += t.numel() * t.dtype().size();
-                    if self.scratch_bytes > MAX_SCRATCH_BYTES {
-                        return None;
-                    }
+                    self.budget(t)?;
                     // SAFETY: the kernel recorded here writes every element of its outputs
                     // on each replay before any later kernel reads them (the schedule's
                     // order), and nothing else ever reads this buffer.
