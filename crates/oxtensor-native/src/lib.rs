@@ -42,6 +42,7 @@ mod exec;
 mod lower;
 mod recurrence;
 mod staged;
+mod staged_shapes;
 mod walk;
 
 pub use backend::{CompileInfo, NativeBackend};
