@@ -179,6 +179,15 @@ fn computed_shape(
                 });
             }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
+            Stage::Inc {
+                x, y, index, out, ..
+            } if *out == v => {
+                let (sx, sy) = (shape_of(*x)?, shape_of(*y)?);
+                let region = sx.get(index.len()..)?;
+                let one = sy.iter().all(|&e| e == 1);
+                let y_one = p.values[*y].ty.shape.iter().all(|d| *d == Some(1));
+                return (sy == region || (one && y_one)).then_some(sx);
+            }
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
                 let (m, ka) = match sa.as_slice() {
@@ -318,6 +327,15 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
                 let numbers = shapes::nest_dims(p, n, &layouts, &params)?;
                 dims.get_mut(n.at..n.at + numbers.len())?
                     .copy_from_slice(&numbers);
+            }
+            Stage::Inc { index, out, at, .. } => {
+                let l = &layouts[*out];
+                for e in 0..index.len() {
+                    dims[at + 2 * e] = *l.shape.get(e)? as i64;
+                    dims[at + 2 * e + 1] = *l.strides.get(e)? as i64;
+                }
+                let region: usize = l.shape.get(index.len()..)?.iter().product();
+                dims[at + 2 * index.len()] = region as i64;
             }
             Stage::Elem { .. } => {}
         }

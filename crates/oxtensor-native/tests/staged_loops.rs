@@ -292,16 +292,16 @@ fn random_recurrences_with_products_run_as_staged_c_loops_and_match_the_interpre
             .mode(Mode::FAST_RUN)
             .build()
             .expect("fast");
-        // Some backward steps read shapes (`Shape_i`, for the sums of broadcast cotangents),
-        // which stay one executable call per step; the RNN-like form runs both loops in C.
-        let staged = staged_loops(&backend().generate(fast.graph()));
-        let both_loops = spec.form == 0 && !spec.matrix_state;
-        assert!(
-            staged >= 1 && (staged == 2 || !both_loops),
-            "case {seed}: {staged} loops are staged C loops"
-        );
-        if staged == 2 {
-            run_in_c(fast.graph(), &vals);
+        // Both loops, forward and backward (whose sums of broadcast cotangents read shapes),
+        // run in C.
+        let in_c = assert_all_staged(&format!("case {seed}, with gradients"), fast.graph(), &vals);
+        for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
+            assert_close(
+                &format!("case {seed}, with gradients in C, output {k}"),
+                c,
+                i,
+                tol,
+            );
         }
     }
 }
@@ -887,6 +887,31 @@ fn steps_that_index_non_sequences_run_as_staged_c_loops() {
         assert_close(&format!("case {seed}, h by hand"), &in_c[0], &want, tol);
         let want = Tensor::from_slice(&sums, &[steps]).expect("sums");
         assert_close(&format!("case {seed}, sums by hand"), &in_c[2], &want, tol);
+        // Optimized, with the gradients w.r.t. the float inputs: the backward step adds each
+        // step's cotangent into the rows read (`IncSubtensor`), also in C.
+        let cost = square_sum(&[outputs[0].clone(), outputs[2].clone()]);
+        let g = grad(&cost, &inputs[1..], &GradOptions::default()).expect("grad");
+        let mut all = outputs.clone();
+        all.extend(g.iter().filter_map(|g| g.var().cloned()));
+        let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
+        let fast = build(Mode::FAST_RUN);
+        let source = backend().generate(fast.graph());
+        assert!(
+            source.contains("[off + j] +="),
+            "no row increment in C: {source}"
+        );
+        let in_c = assert_all_staged(&format!("case {seed} with gradients"), fast.graph(), &vals);
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"))
+            .call(&vals)
+            .expect("interp");
+        for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
+            assert_close(
+                &format!("case {seed}, with gradients, output {k}"),
+                c,
+                i,
+                tol,
+            );
+        }
     }
     let vals = indexing_values(7, false);
     verify_grad(

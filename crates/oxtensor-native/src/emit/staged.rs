@@ -127,6 +127,24 @@ pub(crate) enum Stage {
     /// `outs[0]`. Broadcasting elementwise ops, reductions (`Reduce`, `FusedReduce`) and
     /// `Alloc` are nests (see `super::staged_nest`).
     Nest(Nest),
+    /// `out = x` with `out[i, j, …]` set to (or incremented by) `y` (`IncSubtensor` whose
+    /// entries are all positions: the backward step of a loop that indexes). `x` is in C
+    /// order; `y` has the indexed region's shape, or one element.
+    Inc {
+        /// The value copied.
+        x: usize,
+        /// The value written into the region.
+        y: usize,
+        /// The positions (0-d signed integer values).
+        index: Vec<usize>,
+        /// The result.
+        out: usize,
+        /// Replace rather than add.
+        set: bool,
+        /// Where its numbers are in `d`: per position the extent and the stride of its
+        /// dimension, then the region's element count.
+        at: usize,
+    },
 }
 
 /// The loop nest of a [`Stage::Nest`].
@@ -397,6 +415,44 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
                 s.push_str("      }\n    }\n");
             }
             Stage::Nest(n) => super::staged_nest::emit(&mut s, p, n),
+            Stage::Inc {
+                x,
+                y,
+                index,
+                out,
+                set,
+                at,
+            } => {
+                let _ = writeln!(
+                    s,
+                    "    {{\n      memcpy(v{out}, v{x}, (size_t)d[{}] * sizeof({t}));\n      \
+                     int64_t off = 0;",
+                    p.numel_at(*out),
+                    t = ty(*out)
+                );
+                for (e, ix) in index.iter().enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "      {{\n        int64_t i = (int64_t)v{ix}[0];\n        \
+                         const int64_t n = d[{a}];\n        if (i < 0) i += n;\n        \
+                         if (i < 0 || i >= n) {{ bad = 1; i = 0; }}\n        \
+                         off += i * d[{}];\n      }}",
+                        at + 2 * e + 1,
+                        a = at + 2 * e
+                    );
+                }
+                let read = if p.values[*y].ty.shape.iter().all(|d| *d == Some(1)) {
+                    "0"
+                } else {
+                    "j"
+                };
+                let op = if *set { "=" } else { "+=" };
+                let _ = writeln!(
+                    s,
+                    "      for (int64_t j = 0; j < d[{}]; j++) v{out}[off + j] {op} v{y}[{read}];\n    }}",
+                    at + 2 * index.len()
+                );
+            }
             Stage::Gather { from, out, at } => {
                 let _ = writeln!(
                     s,

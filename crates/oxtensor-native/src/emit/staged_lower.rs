@@ -346,6 +346,47 @@ impl Lowering {
         Some(())
     }
 
+    /// Lowers an `IncSubtensor` whose entries are all single integer positions, of a value
+    /// in C order and a value of its dtype in C order.
+    fn inc(&mut self, node: &Arc<Node>, spec: &[IndexEntry], set: bool) -> Option<()> {
+        let inputs = node.inputs();
+        let x = self.value(inputs.first()?)?;
+        let y = self.value(inputs.get(1)?)?;
+        let (tx, ty) = (&self.values[x].ty, &self.values[y].ty);
+        if spec.iter().any(|e| *e != IndexEntry::Index)
+            || spec.len() > tx.ndim()
+            || tx.dtype != ty.dtype
+            || tx.dtype.is_complex()
+            || !keeps_layout(&self.values, x)
+            || !keeps_layout(&self.values, y)
+        {
+            return None;
+        }
+        let mut index = Vec::new();
+        for v in &inputs[2..] {
+            let i = self.value(v)?;
+            if !v.dtype().is_signed_int()
+                || v.ty().ndim() != 0
+                || self.values[i].kind == ValueKind::Folded
+            {
+                return None;
+            }
+            index.push(i);
+        }
+        let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
+        let at = self.slots;
+        self.slots += 2 * index.len() + 1;
+        self.stages.push(Stage::Inc {
+            x,
+            y,
+            index,
+            out,
+            set,
+            at,
+        });
+        Some(())
+    }
+
     /// Lowers a `MatMul` node of operands of rank 1 or 2 of one float dtype.
     fn matmul(&mut self, node: &Arc<Node>) -> Option<()> {
         let a = self.value(node.inputs().first()?)?;
@@ -429,6 +470,7 @@ impl StagedLoop {
                     l.define(Var::output_of(&node, 0), ValueKind::Reshape { of, shape });
                 }
                 Op::Subtensor(spec) => l.index(&node, spec)?,
+                Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
                 Op::MatMul => l.matmul(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
@@ -481,7 +523,9 @@ impl StagedLoop {
         let base = 2 * values.len();
         for st in &mut l.stages {
             match st {
-                Stage::MatMul { at, .. } | Stage::Gather { at, .. } => *at += base,
+                Stage::MatMul { at, .. } | Stage::Gather { at, .. } | Stage::Inc { at, .. } => {
+                    *at += base;
+                }
                 Stage::Nest(n) => n.at += base,
                 Stage::Elem { .. } => {}
             }
