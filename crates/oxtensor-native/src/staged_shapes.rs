@@ -77,7 +77,7 @@ pub(crate) fn reshaped(base: &Layout, shape: &Tensor) -> Option<Vec<usize>> {
     let product: usize = known.iter().product();
     let fill = match free {
         0 if product == n => 0,
-        1 if product > 0 && n % product == 0 => n / product,
+        1 if product > 0 && n.is_multiple_of(product) => n / product,
         _ => return None,
     };
     Some(
