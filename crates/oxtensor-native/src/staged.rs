@@ -394,7 +394,13 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // matching inner extents), views within their base values, and computed values live in
     // `scratch` at the 64-byte aligned offsets laid out above, or in the output rows; a
     // loop-invariant matrix copied into column order goes to its own scratch room of its
-    // `m × k` elements, read back as such. The
+    // `m × k` elements, read back as such. A nest's iteration extents are those every
+    // operand has or broadcasts from (extent 1, read at stride 0), checked by
+    // `shapes::iteration`, and its outputs have them (less the reduced axes, at stride 0);
+    // params are whole contiguous tensors after the other values in `oth`; a reshape views a
+    // base checked to be in C order with as many elements; an indexed view or row update
+    // wraps a negative position once and replaces one still outside its extent (`d`) by 0,
+    // flagging the step as failed, so its offset stays within the value. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(
