@@ -951,3 +951,57 @@ fn an_index_out_of_range_is_reported_by_the_interpreter() {
     assert_eq!(got, want);
     assert!(got.contains("of Scan{indexing}"), "{got}");
 }
+
+/// A float32 loop that broadcasts and reduces (sums accumulate in `double` per element,
+/// as the native reduction kernels do): staged, within float32 tolerance of the interpreter.
+#[test]
+fn a_float32_reducing_step_runs_as_a_staged_c_loop() {
+    let f32_typed = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::F32, shape));
+    let (xt, hp, sp) = (
+        f32_typed(&[None]),
+        f32_typed(&[None]),
+        f32_typed(&[None, None]),
+    );
+    let col = oxtensor::ops::expand_dims(&hp, 1).expect("col");
+    let row = oxtensor::ops::expand_dims(&xt, 0).expect("row");
+    let s_next = &(&sp * 0.5) + &(&col * &row);
+    let h_next = (&s_next.sum(Some(&[1])) + &s_next.max(Some(&[1]))).tanh();
+    let mut rng = Rng::new(32);
+    let vals: Vec<Tensor> = [
+        values(&mut rng, &[12, 9], 1.0),
+        values(&mut rng, &[1, 7], 0.8),
+        values(&mut rng, &[1, 7, 9], 0.8),
+    ]
+    .iter()
+    .map(|t| t.cast(DType::F32))
+    .collect();
+    let inputs: Vec<Var> = vals
+        .iter()
+        .map(|v| Var::input(None, TensorType::of_rank(DType::F32, v.shape().len())))
+        .collect();
+    let outputs = scan(ScanSpec {
+        tap_inputs: &[xt, hp, sp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1], vec![-1]],
+        other_inputs: &[],
+        outputs: &[h_next, s_next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&inputs[0]),
+        initial: &[inputs[1].clone(), inputs[2].clone()],
+        others: &[],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("reducing32"),
+    })
+    .expect("scan");
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    let in_c = assert_all_staged("float32", &g, &vals);
+    let (_, interp) = both(&inputs, &outputs, &vals);
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-5);
+    for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
+        assert_eq!(c.dtype(), DType::F32);
+        assert_close(&format!("output {k}"), c, i, tol);
+    }
+}

@@ -10,13 +10,14 @@ use super::scalar::ctype;
 use super::staged::{Nest, StagedLoop};
 use std::fmt::Write;
 
-/// The C index `i0 * d[at] + i1 * d[at + 1] + …` of an element at strides `d[at..at + rank]`.
-fn index(rank: usize, at: usize) -> String {
+/// The C index `i0 * {p}0 + i1 * {p}1 + …` of an element at the strides held in the locals
+/// `{p}0, {p}1, …` (see [`emit`]).
+fn index(rank: usize, p: &str) -> String {
     if rank == 0 {
         return "0".to_string();
     }
     (0..rank)
-        .map(|d| format!("i{d} * d[{}]", at + d))
+        .map(|d| format!("i{d} * {p}{d}"))
         .collect::<Vec<_>>()
         .join(" + ")
 }
@@ -42,12 +43,22 @@ pub(super) fn emit(s: &mut String, p: &StagedLoop, n: &Nest) {
             m.ident
         );
     }
+    // Extents and strides in locals (`n{d}`, `a{k}_{d}`, `o{d}`), which the loops then
+    // need not reload from `d` on every element.
+    let local = |name: String, from: usize| format!("      const int64_t {name} = d[{from}];\n");
     for d in 0..r {
-        let _ = writeln!(
-            s,
-            "      for (int64_t i{d} = 0; i{d} < d[{}]; i{d}++)",
-            at + d
-        );
+        s.push_str(&local(format!("n{d}"), at + d));
+        for k in 0..n.args.len() {
+            s.push_str(&local(format!("a{k}_{d}"), at + r * (1 + k) + d));
+        }
+        s.push_str(&local(format!("o{d}"), at + r * (1 + n.args.len()) + d));
+    }
+    for d in 0..r {
+        // Elementwise nests write values no argument is: no iteration reads another's output.
+        if d + 1 == r && n.reduce.is_none() {
+            s.push_str("#pragma GCC ivdep\n");
+        }
+        let _ = writeln!(s, "      for (int64_t i{d} = 0; i{d} < n{d}; i{d}++)");
     }
     s.push_str("      {\n");
     for (k, &a) in n.args.iter().enumerate() {
@@ -55,7 +66,7 @@ pub(super) fn emit(s: &mut String, p: &StagedLoop, n: &Nest) {
             s,
             "        const {} x{k} = v{a}[{}];",
             ty(a),
-            index(r, at + r * (1 + k))
+            index(r, &format!("a{k}_"))
         );
     }
     for st in &n.program.stmts {
@@ -64,7 +75,7 @@ pub(super) fn emit(s: &mut String, p: &StagedLoop, n: &Nest) {
     for e in &n.program.errors {
         let _ = writeln!(s, "        bad |= {e};");
     }
-    let o = index(r, at + r * (1 + n.args.len()));
+    let o = index(r, "o");
     match reduce {
         Some(((&(op, _), &out), (value, value_dtype))) => {
             let m = monoid(op, *value_dtype);
