@@ -1,8 +1,11 @@
-//! Whole loops in C for steps that hold matrix products (`emit::staged`): a tanh RNN, its
+//! Whole loops in C for steps that are not elementwise (`emit::staged`): a tanh RNN, its
 //! gradient's backward loop, and random recurrences with matrix–vector, vector–matrix,
-//! transposed and outer products, each checked to run as one staged C loop and compared with
-//! the interpreter's step-by-step loop; shapes the C loop does not take reach the interpreter,
-//! which reports them naming the step.
+//! transposed and outer products; steps that broadcast a vector against a matrix state and
+//! reduce over axes, that read extents (a mean, a reshape to another value's extents), that
+//! stop on an `until` condition, and that index non-sequences by tokens or a counter (with
+//! their backward loops). Each is checked to run as one staged C loop and compared with the
+//! interpreter's step-by-step loop and a loop written by hand; shapes or indices the C loop
+//! does not take reach the interpreter, which reports them naming the step.
 
 mod common;
 
@@ -1004,4 +1007,26 @@ fn a_float32_reducing_step_runs_as_a_staged_c_loop() {
         assert_eq!(c.dtype(), DType::F32);
         assert_close(&format!("output {k}"), c, i, tol);
     }
+}
+
+/// A matrix state with more rows than the vector state: the broadcast sum does not fit, and
+/// the native backend reports the interpreter's words, naming the step.
+#[test]
+fn a_broadcast_that_does_not_fit_is_reported_by_the_interpreter() {
+    let mut vals = reducing_values(3);
+    let (n, m) = (vals[1].shape()[1], vals[0].shape()[1]);
+    vals[2] = Tensor::zeros(DType::F64, &[1, n + 1, m]).expect("S0");
+    let inputs = inputs_for(&vals);
+    let g = FunctionGraph::new(inputs.clone(), reducing_step(&inputs)).expect("graph");
+    let (native, _) = backend().compile_graph(&g).expect("native");
+    let want = Interpreter
+        .compile(&g)
+        .expect("interp")
+        .run(vals.clone())
+        .expect_err("interp fails")
+        .to_string();
+    let got = native.run(vals).expect_err("native fails").to_string();
+    assert_eq!(native.interpreted_loops(), 1);
+    assert_eq!(got, want);
+    assert!(got.contains("step 0 of Scan{reducing}"), "{got}");
 }
