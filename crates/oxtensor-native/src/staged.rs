@@ -8,6 +8,7 @@
 
 use crate::emit::{Stage, StagedLoop, ValueKind};
 use crate::recurrence::{LoopOperands, c_strides, trajectory};
+use crate::staged_shapes as shapes;
 use oxtensor_data::Tensor;
 use oxtensor_graph::{Scan, TensorType};
 use std::ffi::c_void;
@@ -27,14 +28,16 @@ pub(crate) type StagedFn = unsafe extern "C" fn(
 /// A value's extents and the strides (in elements, from the pointer of the buffer it lives
 /// in) its elements are read at.
 #[derive(Clone)]
-struct Layout {
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+pub(crate) struct Layout {
+    /// The extents.
+    pub shape: Vec<usize>,
+    /// The strides, in elements.
+    pub strides: Vec<isize>,
 }
 
 impl Layout {
     /// A C-contiguous buffer of `shape`.
-    fn contiguous(shape: &[usize]) -> Layout {
+    pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
             shape: shape.to_vec(),
             strides: c_strides(shape),
@@ -61,13 +64,26 @@ fn fits(ty: &TensorType, shape: &[usize]) -> bool {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// The layouts of every value of `p` given those of the body inputs, or `None` when some
-/// stage's operands do not fit it (see the module documentation).
-fn layouts(p: &StagedLoop, inputs: &[Vec<usize>]) -> Option<Vec<Layout>> {
+/// The layouts of every value of `p` given the shapes of the body inputs, and the value of
+/// each value known before the loop (params, and the other values `others`, which body
+/// inputs from `n_taps` on are; `None` for the rest), or `None` when some stage's operands do
+/// not fit it or a param cannot be computed (see the module documentation).
+fn layouts(
+    p: &StagedLoop,
+    inputs: &[Vec<usize>],
+    others: &[&Tensor],
+) -> Option<(Vec<Layout>, Vec<Option<Tensor>>)> {
     let mut out: Vec<Option<Layout>> = vec![None; p.values.len()];
+    let mut params: Vec<Option<Tensor>> = vec![None; p.values.len()];
+    let n_taps = inputs.len().checked_sub(others.len())?;
     for (v, value) in p.values.iter().enumerate() {
         match &value.kind {
-            ValueKind::Input(k) => out[v] = Some(Layout::contiguous(inputs.get(*k)?)),
+            ValueKind::Input(k) => {
+                out[v] = Some(Layout::contiguous(inputs.get(*k)?));
+                if let Some(t) = k.checked_sub(n_taps).and_then(|o| others.get(o)) {
+                    params[v] = Some((*t).clone());
+                }
+            }
             ValueKind::View { of, order } => {
                 let base = out.get(*of)?.as_ref()?;
                 let kept: Vec<usize> = order.iter().flatten().copied().collect();
@@ -83,6 +99,27 @@ fn layouts(p: &StagedLoop, inputs: &[Vec<usize>]) -> Option<Vec<Layout>> {
                     .collect::<Option<(Vec<usize>, Vec<isize>)>>()?;
                 out[v] = Some(Layout { shape, strides });
             }
+            ValueKind::Param { var, args } => {
+                let t = shapes::param(var, args, &out, &params)?;
+                if t.dtype() != value.ty.dtype {
+                    return None;
+                }
+                out[v] = Some(Layout::contiguous(t.shape()));
+                params[v] = Some(t.to_contiguous());
+            }
+            ValueKind::Indexed { of, index, .. } => {
+                let base = out.get(*of)?.as_ref()?;
+                let k = index.len();
+                out[v] = Some(Layout {
+                    shape: base.shape.get(k..)?.to_vec(),
+                    strides: base.strides.get(k..)?.to_vec(),
+                });
+            }
+            ValueKind::Reshape { of, shape } => {
+                let base = out.get(*of)?.as_ref()?;
+                let extents = shapes::reshaped(base, params.get(*shape)?.as_ref()?)?;
+                out[v] = Some(Layout::contiguous(&extents));
+            }
             ValueKind::Computed => {}
             // Never stored nor read: any layout.
             ValueKind::Folded => {
@@ -93,18 +130,23 @@ fn layouts(p: &StagedLoop, inputs: &[Vec<usize>]) -> Option<Vec<Layout>> {
         // Computed values get their layouts from their stages, which come after every value
         // they read; views of them come after them.
         if value.kind == ValueKind::Computed {
-            let shape = computed_shape(p, v, &out)?;
+            let shape = computed_shape(p, v, &out, &params)?;
             out[v] = Some(Layout::contiguous(&shape));
         }
         if !fits(&value.ty, &out[v].as_ref()?.shape) {
             return None;
         }
     }
-    out.into_iter().collect()
+    Some((out.into_iter().collect::<Option<Vec<_>>>()?, params))
 }
 
 /// The shape of computed value `v`, from its stage's operands.
-fn computed_shape(p: &StagedLoop, v: usize, known: &[Option<Layout>]) -> Option<Vec<usize>> {
+fn computed_shape(
+    p: &StagedLoop,
+    v: usize,
+    known: &[Option<Layout>],
+    params: &[Option<Tensor>],
+) -> Option<Vec<usize>> {
     let shape_of = |x: usize| known.get(x)?.as_ref().map(|l| l.shape.clone());
     for st in &p.stages {
         match st {
@@ -124,7 +166,28 @@ fn computed_shape(p: &StagedLoop, v: usize, known: &[Option<Layout>]) -> Option<
                 let shape = shape.unwrap_or_else(|| vec![1; rank]);
                 return (shape.len() == rank).then_some(shape);
             }
+            Stage::Nest(n) if n.outs.contains(&v) => {
+                let shape = shapes::iteration(p, n, known, params)?;
+                return Some(match &n.reduce {
+                    Some((_, axes)) => shape
+                        .iter()
+                        .enumerate()
+                        .filter(|(d, _)| !axes.contains(d))
+                        .map(|(_, &e)| e)
+                        .collect(),
+                    None => shape,
+                });
+            }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
+            Stage::Inc {
+                x, y, index, out, ..
+            } if *out == v => {
+                let (sx, sy) = (shape_of(*x)?, shape_of(*y)?);
+                let region = sx.get(index.len()..)?;
+                let one = sy.iter().all(|&e| e == 1);
+                let y_one = p.values[*y].ty.shape.iter().all(|d| *d == Some(1));
+                return (sy == region || (one && y_one)).then_some(sx);
+            }
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
                 let (m, ka) = match sa.as_slice() {
@@ -216,7 +279,7 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         }
         shapes.push(t.shape().to_vec());
     }
-    let layouts = layouts(p, &shapes)?;
+    let (layouts, params) = layouts(p, &shapes, others)?;
     if layouts.iter().any(|l| l.numel() == 0) {
         return None;
     }
@@ -230,6 +293,13 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     let mut scratch_bytes = 0usize;
     for (v, (value, l)) in p.values.iter().zip(&layouts).enumerate() {
         dims[p.numel_at(v)] = l.numel() as i64;
+        if let ValueKind::Indexed { of, index, at } = &value.kind {
+            let base = &layouts[*of];
+            for e in 0..index.len() {
+                dims[at + 2 * e] = *base.shape.get(e)? as i64;
+                dims[at + 2 * e + 1] = *base.strides.get(e)? as i64;
+            }
+        }
         if value.kind == ValueKind::Computed && p.home[v].is_none() {
             dims[p.offset_at(v)] = scratch_bytes as i64;
             let bytes = l.numel().checked_mul(value.ty.dtype.size())?;
@@ -253,6 +323,20 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
             Stage::Gather { from, at, .. } => {
                 dims[*at..*at + 4].copy_from_slice(&gather_dims(&layouts[*from]));
             }
+            Stage::Nest(n) => {
+                let numbers = shapes::nest_dims(p, n, &layouts, &params)?;
+                dims.get_mut(n.at..n.at + numbers.len())?
+                    .copy_from_slice(&numbers);
+            }
+            Stage::Inc { index, out, at, .. } => {
+                let l = &layouts[*out];
+                for e in 0..index.len() {
+                    dims[at + 2 * e] = *l.shape.get(e)? as i64;
+                    dims[at + 2 * e + 1] = *l.strides.get(e)? as i64;
+                }
+                let region: usize = l.shape.get(index.len()..)?.iter().product();
+                dims[at + 2 * index.len()] = region as i64;
+            }
             Stage::Elem { .. } => {}
         }
     }
@@ -265,7 +349,18 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         .zip(&lengths)
         .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
         .collect();
-    let other_data: Vec<Tensor> = others.iter().map(|t| t.to_contiguous()).collect();
+    // The other values, then the params (in the order of their values).
+    let param_values = p
+        .values
+        .iter()
+        .zip(params)
+        .filter(|(v, _)| matches!(v.kind, ValueKind::Param { .. }))
+        .map(|(_, t)| t);
+    let other_data: Vec<Tensor> = others
+        .iter()
+        .map(|t| Some(t.to_contiguous()))
+        .chain(param_values)
+        .collect::<Option<Vec<Tensor>>>()?;
     let other_ptrs: Vec<*const c_void> = other_data.iter().map(|t| t.data_ptr().cast()).collect();
     let mut buffers = Vec::with_capacity(s.n_outputs());
     let mut buf_ptrs = Vec::with_capacity(s.n_outputs());
@@ -299,7 +394,13 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // matching inner extents), views within their base values, and computed values live in
     // `scratch` at the 64-byte aligned offsets laid out above, or in the output rows; a
     // loop-invariant matrix copied into column order goes to its own scratch room of its
-    // `m × k` elements, read back as such. The
+    // `m × k` elements, read back as such. A nest's iteration extents are those every
+    // operand has or broadcasts from (extent 1, read at stride 0), checked by
+    // `shapes::iteration`, and its outputs have them (less the reduced axes, at stride 0);
+    // params are whole contiguous tensors after the other values in `oth`; a reshape views a
+    // base checked to be in C order with as many elements; an indexed view or row update
+    // wraps a negative position once and replaces one still outside its extent (`d`) by 0,
+    // flagging the step as failed, so its offset stays within the value. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

@@ -112,15 +112,15 @@ pub(crate) fn elemwise(id: usize, blk: usize, p: &Program) -> String {
 /// (`push`) and merging two accumulators (`comb`), and the output conversion (`fin`), all as in
 /// the interpreter's reducers (float sums in `f64`, integer sums and products in 64 bits with
 /// wrapping, NaN-propagating max/min).
-struct Monoid {
-    acc: &'static str,
-    ident: String,
-    push: String,
+pub(super) struct Monoid {
+    pub(super) acc: &'static str,
+    pub(super) ident: String,
+    pub(super) push: String,
     comb: String,
     fin: String,
 }
 
-fn monoid(op: ReduceOp, v: DType) -> Monoid {
+pub(super) fn monoid(op: ReduceOp, v: DType) -> Monoid {
     let out = op.output_dtype(v);
     let t = ctype(v);
     let wide = if v.is_signed_int() {

@@ -16,12 +16,14 @@ mod recurrence;
 mod scalar;
 mod special;
 mod staged;
+mod staged_lower;
+mod staged_nest;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use program::Program;
 pub(crate) use recurrence::{LoopProgram, ring_rows};
-pub(crate) use staged::{Stage, StagedLoop, ValueKind};
+pub(crate) use staged::{Nest, Stage, StagedLoop, ValueKind};
 
 use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;

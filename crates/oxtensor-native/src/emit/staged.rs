@@ -1,22 +1,26 @@
-//! Whole loops in C for steps that are not elementwise: a [`Scan`] whose step is made of
-//! elementwise ops (`Elemwise`, `Composite`), layout views (`DimShuffle`) and matrix products
-//! of rank at most 2 (`MatMul`: matrix–vector, vector–matrix, outer products) becomes one C
-//! function running every step as a *staged* program. Each stage is one loop: an elementwise
-//! program over a value's elements, or a matrix product. The values a step computes live in
-//! scratch buffers the executor allocates once per call, or straight in the output rows of
-//! the step; the loop-invariant other values are read where they are.
+//! Whole loops in C for steps that are not elementwise: a `Scan` whose step is made of
+//! elementwise ops (`Elemwise`, `Composite`, broadcasting dimensions of static extent 1),
+//! reductions (`Reduce`, `FusedReduce`), `Alloc`, layout views (`DimShuffle`,
+//! `SpecifyShape`, `Reshape`), indexing by integer scalars (`Subtensor`), matrix products of
+//! rank at most 2 (`MatMul`: matrix–vector, vector–matrix, outer products) and shape
+//! arithmetic (`Shape_i` and what is computed from extents only), with or without an `until`
+//! condition, becomes one C function running every step as a *staged* program
+//! (`super::staged_lower` builds it). Each stage is one loop: an elementwise program over a
+//! value's elements, a loop nest (broadcasting, reducing, allocating; `super::staged_nest`)
+//! or a matrix product. The values a step computes live in scratch buffers the executor
+//! allocates once per call, or straight in the output rows of the step; the loop-invariant
+//! other values are read where they are.
 //!
 //! Shapes are not compiled in: the executor (`crate::staged`) works out every value's shape
-//! from the operands once per call, checks that each stage reads and writes within its
-//! buffers, and passes the extents, strides and scratch offsets in one array `d`, at the
-//! indices [`StagedLoop`] assigns.
+//! from the operands once per call (and the params, the values computed from extents only),
+//! checks that each stage reads and writes within its buffers, and passes the extents,
+//! strides and scratch offsets in one array `d`, at the indices [`StagedLoop`] assigns.
 
-use super::program::{Program, inline};
+use super::program::Program;
 use super::recurrence::{row, sequence_rows};
-use super::scalar::{ctype, expr, literal};
+use super::scalar::ctype;
 use oxtensor_data::DType;
-use oxtensor_graph::{NodeKind, Op, ScalarOp, Scan, TensorType, Var, toposort};
-use rustc_hash::FxHashMap;
+use oxtensor_graph::{ReduceOp, TensorType, Var};
 use std::fmt::Write;
 
 /// Entries of `d` per product or gather stage: a product's `m, n, k, as0, as1, bs0, bs1` and
@@ -39,6 +43,36 @@ pub(crate) enum ValueKind {
         of: usize,
         /// The `DimShuffle` order (`None`: a new dimension of extent 1).
         order: Vec<Option<usize>>,
+    },
+    /// A loop-invariant value the executor computes once per call, before the loop, and
+    /// passes after the other values: an extent (`Shape_i`, `Shape`), a constant of more than
+    /// one element, or an op whose inputs are all such values (shape arithmetic). Shapes do
+    /// not change from step to step in a staged loop, so neither do these.
+    Param {
+        /// The node output it is.
+        var: Var,
+        /// Per input of its node: the value it is, or `None` for a constant.
+        args: Vec<Option<usize>>,
+    },
+    /// `x[i, j, …]`: value `of` at the integer scalars `index` (inputs or params, read at the
+    /// start of each step) in its leading dimensions, its elements in place. An index out of
+    /// range is an error: the step reads element 0 instead and the loop is handed to the
+    /// interpreter's, which reports it.
+    Indexed {
+        /// The value indexed.
+        of: usize,
+        /// The index values (0-d, signed integers).
+        index: Vec<usize>,
+        /// Where the indexed dimensions' extents and strides are in `d` (two each).
+        at: usize,
+    },
+    /// A `Reshape` of a value in C order (checked per call): the same elements with the
+    /// extents of the integer vector `shape`, a [`ValueKind::Param`].
+    Reshape {
+        /// The value seen.
+        of: usize,
+        /// The param holding the new extents.
+        shape: usize,
     },
 }
 
@@ -87,6 +121,52 @@ pub(crate) enum Stage {
         /// Where its extents and strides start in `d`: `m, n, k, as0, as1, bs0, bs1`.
         at: usize,
     },
+    /// A loop nest over an iteration shape of rank `rank`: `program` on the elements of
+    /// `args` (each read at its own strides, 0 along broadcast dimensions), its outputs
+    /// written elementwise into `outs`, or, with `reduce`, combined over the reduced axes into
+    /// `outs[0]`. Broadcasting elementwise ops, reductions (`Reduce`, `FusedReduce`) and
+    /// `Alloc` are nests (see `super::staged_nest`).
+    Nest(Nest),
+    /// `out = x` with `out[i, j, …]` set to (or incremented by) `y` (`IncSubtensor` whose
+    /// entries are all positions: the backward step of a loop that indexes). `x` is in C
+    /// order; `y` has the indexed region's shape, or one element.
+    Inc {
+        /// The value copied.
+        x: usize,
+        /// The value written into the region.
+        y: usize,
+        /// The positions (0-d signed integer values).
+        index: Vec<usize>,
+        /// The result.
+        out: usize,
+        /// Replace rather than add.
+        set: bool,
+        /// Where its numbers are in `d`: per position the extent and the stride of its
+        /// dimension, then the region's element count.
+        at: usize,
+    },
+}
+
+/// The loop nest of a [`Stage::Nest`].
+#[derive(PartialEq)]
+pub(crate) struct Nest {
+    /// The per-element program; its input `k` is `args[k]`.
+    pub program: Program,
+    /// The values read.
+    pub args: Vec<usize>,
+    /// The values written (all of one shape).
+    pub outs: Vec<usize>,
+    /// The combining op and the reduced axes of the iteration shape, for a reduction.
+    pub reduce: Option<(ReduceOp, Vec<usize>)>,
+    /// For an `Alloc`: the params (integer scalars) giving the iteration extents; any
+    /// extent-1 dimension of an argument then broadcasts, as NumPy's `broadcast_to` does
+    /// (elsewhere only dimensions of static extent 1 do, the `Elemwise` rule).
+    pub alloc: Option<Vec<usize>>,
+    /// The rank of the iteration shape.
+    pub rank: usize,
+    /// Where its numbers start in `d`: the `rank` extents, then per argument its `rank`
+    /// strides, then the outputs' `rank` strides.
+    pub at: usize,
 }
 
 /// A loop C runs whole with a staged step (see the module documentation).
@@ -110,6 +190,11 @@ pub(crate) struct StagedLoop {
     /// Per output, the rows of its ring buffer (0: the whole trajectory); see
     /// [`super::ring_rows`].
     pub ring: Vec<usize>,
+    /// The value of the `until` condition (a 0-d value the loop stops after when it is true).
+    pub until: Option<usize>,
+    /// The entries of `d` after the element counts and scratch offsets: the extents and
+    /// strides of the stages that take them (products, gathers, nests).
+    pub slots: usize,
 }
 
 impl StagedLoop {
@@ -121,12 +206,7 @@ impl StagedLoop {
         let Stage::MatMul { a, b, .. } = stage else {
             return None;
         };
-        let n_taps: usize = self
-            .sequence_taps
-            .iter()
-            .chain(&self.state_taps)
-            .map(Vec::len)
-            .sum();
+        let n_taps = self.n_taps();
         match self.values[*a].kind {
             ValueKind::Input(k)
                 if k >= n_taps
@@ -151,305 +231,25 @@ impl StagedLoop {
 
     /// The length of `d`.
     pub fn dims_len(&self) -> usize {
-        2 * self.values.len() + SLOT * self.n_slotted()
+        2 * self.values.len() + self.slots
     }
 
-    /// The stages with extents and strides in `d` (products and gathers).
-    fn n_slotted(&self) -> usize {
-        self.stages
+    /// The number of other (loop-invariant) values: params are passed after them.
+    pub fn n_others(&self) -> usize {
+        self.values
             .iter()
-            .filter(|s| matches!(s, Stage::MatMul { .. } | Stage::Gather { .. }))
+            .filter(|v| matches!(v.kind, ValueKind::Input(k) if k >= self.n_taps()))
             .count()
     }
 
-    /// The staged loop of `s`, or `None` when some step node is neither elementwise (as C
-    /// computes it) nor a `DimShuffle` nor a `MatMul` of operands of rank 1 or 2 of one float
-    /// dtype; an elementwise op reads a transposed view; the loop has an `until` condition; or
-    /// a state's next value has another dtype than the state.
-    pub fn of_scan(s: &Scan) -> Option<StagedLoop> {
-        if s.until {
-            return None;
-        }
-        let inputs = s.body.input_types();
-        let mut values: Vec<Value> = inputs
+    /// The number of body inputs that are taps of sequences and states.
+    fn n_taps(&self) -> usize {
+        self.sequence_taps
             .iter()
-            .enumerate()
-            .map(|(k, t)| Value {
-                ty: t.clone(),
-                kind: ValueKind::Input(k),
-            })
-            .collect();
-        let mut of: FxHashMap<Var, usize> = FxHashMap::default();
-        let mut stages = Vec::new();
-        let mut n_mm = 0;
-        let uses = use_counts(s);
-        let find = |v: &Var, of: &FxHashMap<Var, usize>| match v.node().kind() {
-            NodeKind::Placeholder(i) => Some(*i),
-            _ => of.get(v).copied(),
-        };
-        for node in toposort(s.body.outputs()) {
-            let op = node.op()?;
-            let out_ty = node.types().first()?.clone();
-            match op {
-                // A view of a constant is read as its literal by the ops reading it.
-                Op::DimShuffle { .. } if constant(&Var::output_of(&node, 0)).is_some() => {}
-                Op::DimShuffle { order } => {
-                    let x = find(node.inputs().first()?, &of)?;
-                    of.insert(Var::output_of(&node, 0), values.len());
-                    values.push(Value {
-                        ty: out_ty,
-                        kind: ValueKind::View {
-                            of: x,
-                            order: order.to_vec(),
-                        },
-                    });
-                }
-                Op::MatMul => {
-                    let (a, b) = (
-                        find(node.inputs().first()?, &of)?,
-                        find(node.inputs().get(1)?, &of)?,
-                    );
-                    let ok_rank = |t: &TensorType| (1..=2).contains(&t.ndim());
-                    let float = out_ty.dtype;
-                    if !matches!(float, DType::F32 | DType::F64)
-                        || [a, b]
-                            .iter()
-                            .any(|&v| !ok_rank(&values[v].ty) || values[v].ty.dtype != float)
-                    {
-                        return None;
-                    }
-                    of.insert(Var::output_of(&node, 0), values.len());
-                    values.push(Value {
-                        ty: out_ty,
-                        kind: ValueKind::Computed,
-                    });
-                    stages.push(Stage::MatMul {
-                        a,
-                        b,
-                        acc: None,
-                        out: values.len() - 1,
-                        at: n_mm,
-                    });
-                    n_mm += 1;
-                }
-                Op::Elemwise(_) | Op::Composite(_) => {
-                    let mut args: Vec<(String, DType)> = Vec::new();
-                    let mut reads: Vec<(usize, bool)> = Vec::new();
-                    let mut read_vars: Vec<&Var> = Vec::new();
-                    for v in node.inputs() {
-                        if let Some(c) = constant(v) {
-                            args.push((c, v.dtype()));
-                            continue;
-                        }
-                        let mut x = find(v, &of)?;
-                        if !keeps_layout(&values, x) {
-                            if values[x].ty.ndim() > 2 {
-                                return None;
-                            }
-                            values.push(Value {
-                                ty: values[x].ty.clone(),
-                                kind: ValueKind::Computed,
-                            });
-                            stages.push(Stage::Gather {
-                                from: x,
-                                out: values.len() - 1,
-                                at: n_mm,
-                            });
-                            n_mm += 1;
-                            x = values.len() - 1;
-                        }
-                        args.push((format!("x{}", reads.len()), v.dtype()));
-                        reads.push((x, one_element(&values[x].ty)));
-                        read_vars.push(v);
-                    }
-                    // `acc + a · b` whose product is read nowhere else: the product's stage
-                    // adds `acc`, and moves here, after whatever computes `acc`.
-                    if let (Op::Elemwise(ScalarOp::Add), [(x, false), (y, false)]) =
-                        (op, reads.as_slice())
-                    {
-                        let pairs = [(*x, *y, read_vars[1]), (*y, *x, read_vars[0])];
-                        let fused = pairs.into_iter().find_map(|(acc, p, var)| {
-                            let once = uses.get(var) == Some(&1);
-                            fusable(&stages, &values, acc, p, &out_ty)
-                                .filter(|_| once)
-                                .map(|i| (i, acc))
-                        });
-                        if let Some((i, acc_value)) = fused {
-                            let mut stage = stages.remove(i);
-                            values.push(Value {
-                                ty: out_ty,
-                                kind: ValueKind::Computed,
-                            });
-                            of.insert(Var::output_of(&node, 0), values.len() - 1);
-                            if let Stage::MatMul { acc, out, .. } = &mut stage {
-                                values[*out].kind = ValueKind::Folded;
-                                *acc = Some(acc_value);
-                                *out = values.len() - 1;
-                            }
-                            stages.push(stage);
-                            continue;
-                        }
-                    }
-                    let out_types: Vec<DType> = node.types().iter().map(|t| t.dtype).collect();
-                    let inputs: Vec<DType> = reads.iter().map(|r| values[r.0].ty.dtype).collect();
-                    let program = elem_program(op, inputs, &args, &out_types)?;
-                    let mut outs = Vec::new();
-                    for (k, t) in node.types().iter().enumerate() {
-                        if t.ndim() != out_ty.ndim() {
-                            return None;
-                        }
-                        of.insert(Var::output_of(&node, k), values.len());
-                        outs.push(values.len());
-                        values.push(Value {
-                            ty: t.clone(),
-                            kind: ValueKind::Computed,
-                        });
-                    }
-                    stages.push(Stage::Elem {
-                        program,
-                        args: reads,
-                        outs,
-                    });
-                }
-                _ => return None,
-            }
-        }
-        let outputs = s
-            .body
-            .outputs()
-            .iter()
-            .map(|o| find(o, &of))
-            .collect::<Option<Vec<usize>>>()?;
-        // A state's next value has the state's dtype.
-        let n_seq_taps: usize = s.sequence_taps.iter().map(Vec::len).sum();
-        let mut at = n_seq_taps;
-        for (i, taps) in s.state_taps.iter().enumerate() {
-            if inputs[at..at + taps.len()]
-                .iter()
-                .any(|t| t.dtype != values[outputs[i]].ty.dtype)
-            {
-                return None;
-            }
-            at += taps.len();
-        }
-        // Outputs that are not computed values of their own are copied into their rows, which
-        // needs their elements in order.
-        let mut home = vec![None; values.len()];
-        for (i, &v) in outputs.iter().enumerate() {
-            if values[v].kind == ValueKind::Computed && home[v].is_none() {
-                home[v] = Some(i);
-            } else if !keeps_layout(&values, v) {
-                return None;
-            }
-        }
-        // Stages numbered their products in order; `at` becomes the index in `d`.
-        let base = 2 * values.len();
-        for st in &mut stages {
-            if let Stage::MatMul { at, .. } | Stage::Gather { at, .. } = st {
-                *at = base + SLOT * *at;
-            }
-        }
-        Some(StagedLoop {
-            values,
-            stages,
-            outputs,
-            home,
-            sequence_taps: s.sequence_taps.clone(),
-            state_taps: s.state_taps.clone(),
-            go_backwards: s.go_backwards,
-            ring: (0..s.n_outputs()).map(|i| super::ring_rows(s, i)).collect(),
-        })
+            .chain(&self.state_taps)
+            .map(Vec::len)
+            .sum()
     }
-}
-
-/// How many times each step node's output is read (by nodes or as a body output).
-fn use_counts(s: &Scan) -> FxHashMap<Var, usize> {
-    let mut n: FxHashMap<Var, usize> = FxHashMap::default();
-    for node in toposort(s.body.outputs()) {
-        for v in node.inputs() {
-            *n.entry(v.clone()).or_default() += 1;
-        }
-    }
-    for o in s.body.outputs() {
-        *n.entry(o.clone()).or_default() += 1;
-    }
-    n
-}
-
-/// The index of the `MatMul` stage computing `product` (adding nothing yet), when it can add
-/// `acc` instead: both are full values of `out`'s rank and dtype, `acc` in C order.
-fn fusable(
-    stages: &[Stage],
-    values: &[Value],
-    acc: usize,
-    product: usize,
-    out: &TensorType,
-) -> Option<usize> {
-    let index = stages
-        .iter()
-        .position(|s| matches!(s, Stage::MatMul { out, acc: None, .. } if *out == product))?;
-    let same = |t: &TensorType| t.ndim() == out.ndim() && t.dtype == out.dtype;
-    (acc != product
-        && same(&values[product].ty)
-        && same(&values[acc].ty)
-        && keeps_layout(values, acc))
-    .then_some(index)
-}
-
-/// Whether value `v` holds its elements in C order (it is not a view, or each view on the
-/// way keeps the order of the dimensions it keeps).
-fn keeps_layout(values: &[Value], mut v: usize) -> bool {
-    while let ValueKind::View { of, order } = &values[v].kind {
-        let kept: Vec<usize> = order.iter().flatten().copied().collect();
-        if kept.windows(2).any(|w| w[0] > w[1]) {
-            return false;
-        }
-        v = *of;
-    }
-    true
-}
-
-/// A C literal for `v` when it is a one-element constant, possibly seen through views.
-fn constant(v: &Var) -> Option<String> {
-    match (v.node().kind(), v.owner()) {
-        (NodeKind::Constant(c), _) => literal(c),
-        (_, Some((Op::DimShuffle { .. }, [x]))) => constant(x),
-        _ => None,
-    }
-}
-
-/// Whether a value of type `t` always has exactly one element.
-fn one_element(t: &TensorType) -> bool {
-    t.shape.iter().all(|d| *d == Some(1))
-}
-
-/// The program of an `Elemwise` or `Composite` node on C arguments `args` (`x0, x1, …` for
-/// the values read, of dtypes `inputs`; literals for constants).
-fn elem_program(
-    op: &Op,
-    inputs: Vec<DType>,
-    args: &[(String, DType)],
-    outs: &[DType],
-) -> Option<Program> {
-    let mut stmts = Vec::new();
-    let mut errors = Vec::new();
-    let values = match op {
-        Op::Elemwise(s) => {
-            let out = *outs.first()?;
-            let e = expr(*s, args, out)?;
-            stmts.push(format!("const {} t0 = {};", ctype(out), e.value));
-            errors.extend(e.error);
-            vec!["t0".to_string()]
-        }
-        Op::Composite(g) => inline(g, args, &mut stmts, &mut errors)?,
-        _ => return None,
-    };
-    Some(Program {
-        inputs,
-        stmts,
-        errors,
-        outputs: values.into_iter().zip(outs.iter().copied()).collect(),
-    })
 }
 
 /// The exported loop `ox_sN` of a [`StagedLoop`]:
@@ -464,8 +264,10 @@ fn elem_program(
 /// is `seq[i]`, C-contiguous rows of its taps' element count, of which `win[i]` windows fit
 /// its taps; state `i`'s buffer `buf[i]` holds its `-min(taps)` initial rows and then one
 /// row per step (or a ring of them), mapped output `m`'s `buf[n_states + m]` one row per
-/// step; other value `k` is `oth[k]`, C-contiguous. Sets `*done` to the steps run; returns
-/// non-zero if an element was an error (the executor then runs the interpreter's loop).
+/// step; other value `k` is `oth[k]`, C-contiguous, and the params follow them in `oth`, in
+/// the order of their values. Sets `*done` to the steps run (with an `until` condition, the
+/// step it held after, inclusive); returns non-zero if an element was an error or an index
+/// out of range (the executor then runs the interpreter's loop).
 pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
     let ty = |v: usize| ctype(p.values[v].ty.dtype);
     let mut s = String::new();
@@ -540,15 +342,34 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
             k += 1;
         }
     }
+    s.push_str("    int32_t bad = 0;\n");
     let mut other = 0;
+    let mut param = p.n_others();
     for (v, value) in p.values.iter().enumerate() {
         match &value.kind {
             ValueKind::Input(i) if *i >= k => {
                 let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{other}];", t = ty(v));
                 other += 1;
             }
+            ValueKind::Param { .. } => {
+                let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{param}];", t = ty(v));
+                param += 1;
+            }
+            ValueKind::Indexed { of, index, at } => {
+                let _ = writeln!(s, "    {t} *v{v} = v{of};", t = ty(v));
+                for (e, ix) in index.iter().enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "    {{\n      int64_t i = (int64_t)v{ix}[0];\n      const int64_t n = d[{a}];\n      \
+                         if (i < 0) i += n;\n      if (i < 0 || i >= n) {{ bad = 1; i = 0; }}\n      \
+                         v{v} += i * d[{}];\n    }}",
+                        at + 2 * e + 1,
+                        a = at + 2 * e
+                    );
+                }
+            }
             ValueKind::Input(_) | ValueKind::Folded => {}
-            ValueKind::View { of, .. } => {
+            ValueKind::View { of, .. } | ValueKind::Reshape { of, .. } => {
                 let _ = writeln!(s, "    {t} *v{v} = v{of};", t = ty(v));
             }
             ValueKind::Computed => {
@@ -564,7 +385,6 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
             }
         }
     }
-    s.push_str("    int32_t bad = 0;\n");
     for st in &p.stages {
         match st {
             Stage::Elem {
@@ -593,6 +413,45 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
                     let _ = writeln!(s, "        v{o}[j] = {value};");
                 }
                 s.push_str("      }\n    }\n");
+            }
+            Stage::Nest(n) => super::staged_nest::emit(&mut s, p, n),
+            Stage::Inc {
+                x,
+                y,
+                index,
+                out,
+                set,
+                at,
+            } => {
+                let _ = writeln!(
+                    s,
+                    "    {{\n      memcpy(v{out}, v{x}, (size_t)d[{}] * sizeof({t}));\n      \
+                     int64_t off = 0;",
+                    p.numel_at(*out),
+                    t = ty(*out)
+                );
+                for (e, ix) in index.iter().enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "      {{\n        int64_t i = (int64_t)v{ix}[0];\n        \
+                         const int64_t n = d[{a}];\n        if (i < 0) i += n;\n        \
+                         if (i < 0 || i >= n) {{ bad = 1; i = 0; }}\n        \
+                         off += i * d[{}];\n      }}",
+                        at + 2 * e + 1,
+                        a = at + 2 * e
+                    );
+                }
+                let read = if p.values[*y].ty.shape.iter().all(|d| *d == Some(1)) {
+                    "0"
+                } else {
+                    "j"
+                };
+                let op = if *set { "=" } else { "+=" };
+                let _ = writeln!(
+                    s,
+                    "      for (int64_t j = 0; j < d[{}]; j++) v{out}[off + j] {op} v{y}[{read}];\n    }}",
+                    at + 2 * index.len()
+                );
             }
             Stage::Gather { from, out, at } => {
                 let _ = writeln!(
@@ -642,7 +501,11 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
             );
         }
     }
-    s.push_str("    if (bad) return 1;\n  }\n  *done = total;\n  return 0;\n}\n");
+    s.push_str("    if (bad) return 1;\n");
+    if let Some(c) = p.until {
+        let _ = writeln!(s, "    if (v{c}[0]) {{ *done = t + 1; return 0; }}");
+    }
+    s.push_str("  }\n  *done = total;\n  return 0;\n}\n");
     s
 }
 
