@@ -110,14 +110,16 @@ class CheckAndRaise:
     """An op that returns its value and raises ``exc_type(msg)`` when a condition is false.
 
     ``CheckAndRaise(exc_type, msg="")(x, *conds)``: ``exc_type`` must be an ``Exception``
-    subclass (``ValueError`` otherwise, as PyTensor); each condition a scalar.
+    subclass (a ``ValueError`` for another class, a ``TypeError`` for a non-class, as in
+    PyTensor); each condition a scalar.
     """
 
     __props__ = ("msg", "exc_type")
     view_map = {0: [0]}
 
     def __init__(self, exc_type, msg=""):
-        if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
+        # As PyTensor: a class that is no Exception is a ValueError, anything else a TypeError.
+        if not issubclass(exc_type, Exception):
             raise ValueError("`exc_type` must be an Exception subclass")
         self.exc_type = exc_type
         self.msg = msg
