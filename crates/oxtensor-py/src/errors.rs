@@ -3,8 +3,9 @@
 //! everything else found at run time, except a singular, indefinite or non-converging matrix:
 //! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise, and a random
 //! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises. A failed run-time
-//! check (`oxtensor.raise_op`) raises its own exception class ([`crate::check::raised`]). Warnings a kernel
-//! recorded during a call (`oxtensor_runtime::warnings`) become `RuntimeWarning`s.
+//! check (`oxtensor.raise_op`) raises its own exception class ([`crate::check::raised`]).
+//! Warnings a kernel recorded during a call (`oxtensor_runtime::warnings`) become
+//! `RuntimeWarning`s.
 
 use oxtensor::oxtensor_runtime::KernelError;
 use oxtensor::{Error, GraphError, RuntimeError};

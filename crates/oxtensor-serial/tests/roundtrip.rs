@@ -258,7 +258,7 @@ fn checks_round_trip_with_their_kind_and_message() {
     let kind = "pymc.logprob.utils.ParameterValueError";
     let out = check_and_raise(
         &x,
-        &[c.clone()],
+        std::slice::from_ref(&c),
         Check::new(kind, "sigma > 0, \"quoted\"\n"),
     )
     .expect("check");

@@ -147,7 +147,7 @@ fn conditions_of_any_dtype_are_true_when_nonzero_and_nan_is_true() {
     for mode in modes() {
         let f = build(
             &[x.clone(), c_f.clone(), c_i.clone(), c_b.clone()],
-            &[y.clone()],
+            std::slice::from_ref(&y),
             mode,
         );
         let run = |cf: f64, ci: i32, cb: bool| {
