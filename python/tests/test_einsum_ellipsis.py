@@ -154,12 +154,28 @@ def test_unknown_extents_do_not_broadcast_at_run_time():
         ("ij,ij->ij", (1, 3), (2, 3)),
         ("ij,jk->ik", (2, 1), (3, 4)),
         ("...ij,...jk", (5, 1, 2, 3), (4, 3, 2)),
+        # Batch dimensions merged into one matmul dimension: 1·3 against 3·1 has equal
+        # products, which only the run-time check of each index's extents catches.
+        ("bcij,bcjk->bcik", (1, 3, 2, 2), (3, 1, 2, 2)),
+        # The same for summed dimensions merged into the matmul's inner dimension.
+        ("ijk,jkl->il", (2, 1, 3), (3, 1, 2)),
     ]:
         x = pt.tensor("x", dtype="float64", shape=(None,) * len(a))
         y = pt.tensor("y", dtype="float64", shape=(None,) * len(b))
         f = oxtensor.function([x, y], pt.einsum(spec, x, y))
         with pytest.raises(ValueError):
             f(np.ones(a), np.ones(b))
+
+
+def test_merged_unknown_extents_raise_naming_the_index_and_operands():
+    x = pt.tensor("x", dtype="float64", shape=(None,) * 4)
+    y = pt.tensor("y", dtype="float64", shape=(None,) * 4)
+    for mode in ["FAST_RUN", "FAST_COMPILE", "interp"]:
+        f = oxtensor.function([x, y], pt.einsum("bcij,bcjk->bcik", x, y), mode=mode)
+        with pytest.raises(ValueError, match=r"index '[bc]' has different extents in operand [01] and operand [01]"):
+            f(np.ones((1, 3, 2, 2)), np.ones((3, 1, 2, 2)))
+        a, b = np.arange(24.0).reshape(2, 3, 2, 2), np.arange(24.0).reshape(2, 3, 2, 2) - 5
+        np.testing.assert_allclose(f(a, b), np.einsum("bcij,bcjk->bcik", a, b), rtol=1e-13)
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,7 @@
 //! that changes how the gradient flows through it; each is an `Op::GradMarker` node (see the
 //! [`marker`] module).
 
+mod check;
 mod complex;
 mod driver;
 mod elemwise;

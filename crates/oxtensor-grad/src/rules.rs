@@ -150,6 +150,7 @@ pub fn op_pullback(
         Op::Linalg(l) => linalg::pullback(l, inputs, outputs, cotangents, wanted)?,
         Op::Random(_) => crate::random::pullback(inputs, wanted),
         Op::Extra(e) => crate::extra::pullback(e, inputs, outputs, cotangents, wanted)?,
+        Op::CheckAndRaise(_) => crate::check::pullback(&g()?, wanted)?,
     };
     Ok(terms)
 }

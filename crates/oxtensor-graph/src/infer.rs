@@ -783,6 +783,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
         Op::Linalg(l) => crate::linalg::infer(l, inputs),
         Op::Random(r) => crate::random::infer(r, op, inputs),
         Op::Extra(e) => crate::extra::infer(e, op, inputs),
+        Op::CheckAndRaise(_) => crate::check::infer(op, inputs),
     }
 }
 

@@ -11,6 +11,7 @@
 //! kernels live in `oxtensor-runtime`.
 
 pub mod build;
+pub mod check;
 mod error;
 mod extra;
 mod fgraph;
@@ -31,6 +32,7 @@ mod special;
 mod types;
 mod verify;
 
+pub use check::Check;
 pub use error::GraphError;
 pub use extra::ExtraOp;
 pub use fgraph::{FunctionGraph, clone_replace, toposort};

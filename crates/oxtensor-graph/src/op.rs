@@ -148,6 +148,10 @@ pub enum Op {
     /// An extra op of `pytensor.tensor.extra_ops`/`sort` (cumsum, sort, unique, …): see
     /// [`crate::ExtraOp`].
     Extra(crate::ExtraOp),
+    /// PyTensor's `CheckAndRaise`/`Assert`: inputs `(x, conds...)` with 0-d conditions; returns
+    /// `x` (a view) and fails the call with the [`crate::Check`]'s exception when a condition
+    /// is false (see [`crate::check`]).
+    CheckAndRaise(crate::Check),
 }
 
 /// How an [`Op::GradMarker`] changes the gradient flowing into its input.
@@ -275,6 +279,7 @@ impl Op {
             Op::Linalg(l) => l.n_outputs(),
             Op::Random(_) => 2,
             Op::Extra(e) => e.n_outputs(),
+            Op::CheckAndRaise(_) => 1,
             Op::Elemwise(_)
             | Op::Reduce { .. }
             | Op::ArgReduce { .. }
@@ -307,6 +312,7 @@ impl Op {
                 | Op::Split { .. }
                 | Op::SpecifyShape(_)
                 | Op::GradMarker(_)
+                | Op::CheckAndRaise(_)
         )
     }
 }
@@ -428,6 +434,7 @@ impl fmt::Display for Op {
             Op::Linalg(l) => write!(f, "{l}"),
             Op::Random(r) => write!(f, "{r}"),
             Op::Extra(e) => write!(f, "{e}"),
+            Op::CheckAndRaise(c) => write!(f, "{c}"),
         }
     }
 }

@@ -190,6 +190,7 @@ fn node_dims(
         Op::Linalg(_) => outputs.iter().map(fallback).collect(),
         Op::Random(_) => crate::random::shape(outputs),
         Op::Extra(e) => crate::extra::shape(e, ins, outputs),
+        Op::CheckAndRaise(_) => Ok(crate::check::shape(ins)),
     }
 }
 

@@ -2,8 +2,10 @@
 //! ([`oxtensor::Error::is_type_error`]), `IndexError` for bad indices, `ValueError` for shapes and
 //! everything else found at run time, except a singular, indefinite or non-converging matrix:
 //! `numpy.linalg.LinAlgError` (a `ValueError` subclass), as NumPy and SciPy raise, and a random
-//! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises. Warnings a kernel
-//! recorded during a call (`oxtensor_runtime::warnings`) become `RuntimeWarning`s.
+//! draw whose range overflows: `OverflowError`, as NumPy's `uniform` raises. A failed run-time
+//! check (`oxtensor.raise_op`) raises its own exception class ([`crate::check::raised`]).
+//! Warnings a kernel recorded during a call (`oxtensor_runtime::warnings`) become
+//! `RuntimeWarning`s.
 
 use oxtensor::oxtensor_runtime::KernelError;
 use oxtensor::{Error, GraphError, RuntimeError};
@@ -43,6 +45,9 @@ pub fn graph_err(e: GraphError) -> PyErr {
 
 /// A facade error (compiling or calling a function) as a Python exception.
 pub fn ox_err(e: Error) -> PyErr {
+    if let Some(raised) = crate::check::raised(&e) {
+        return raised;
+    }
     match e {
         Error::Graph(g) => graph_err(g),
         Error::Runtime(ref r)

@@ -17,11 +17,13 @@
 //! * [`linalg`]: linear algebra (`pt.linalg`) and the matrix helpers (`tril`, `trace`…).
 //! * [`special`]: the special functions' table, `logsumexp`, `softmax` and friends.
 //! * [`extra`]: extra ops (`cumsum`, `sort`, `unique`…) and the gradient markers.
+//! * [`check`]: run-time checks (`oxtensor.raise_op`) and the exceptions they raise.
 //! * [`errors`]: Rust errors mapped to `TypeError`/`ValueError`/`IndexError`.
 
 use pyo3::prelude::*;
 
 pub mod builders;
+pub mod check;
 pub mod convert;
 pub mod errors;
 pub mod extra;
@@ -61,5 +63,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     replace::register(m)?;
     special::register(m)?;
     extra::register(m)?;
+    check::register(m)?;
     Ok(())
 }

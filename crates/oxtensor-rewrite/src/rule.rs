@@ -154,6 +154,8 @@ pub enum OpKind {
     Random,
     /// [`Op::Extra`] (cumsum, sort, unique, …; rules match the [`oxtensor_graph::ExtraOp`]).
     Extra,
+    /// [`Op::CheckAndRaise`].
+    CheckAndRaise,
 }
 
 impl OpKind {
@@ -188,6 +190,7 @@ impl OpKind {
             Op::Linalg(_) => OpKind::Linalg,
             Op::Random(_) => OpKind::Random,
             Op::Extra(_) => OpKind::Extra,
+            Op::CheckAndRaise(_) => OpKind::CheckAndRaise,
         }
     }
 }

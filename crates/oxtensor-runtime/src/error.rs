@@ -11,6 +11,15 @@ pub enum KernelError {
     /// Any other invalid runtime value (a zero slice step, a negative extent…).
     #[error("{0}")]
     Value(String),
+    /// A check of the graph failed (`Op::CheckAndRaise`): the front end raises the exception
+    /// `exc` names (see `oxtensor_graph::Check`) with the message `msg`.
+    #[error("{exc}: {msg}")]
+    Raised {
+        /// The exception's kind (`oxtensor_graph::Check::exc`).
+        exc: String,
+        /// The exception's message.
+        msg: String,
+    },
 }
 
 impl From<oxtensor_data::DataError> for KernelError {

@@ -17,6 +17,7 @@
 //! written by a newer oxtensor, or one that is corrupt, gives a [`SerialError`] naming the
 //! field.
 
+mod check;
 mod error;
 mod family;
 mod json;

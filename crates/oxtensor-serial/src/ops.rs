@@ -246,6 +246,10 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             family::encode_extra(e, &mut put);
             "Extra"
         }
+        Op::CheckAndRaise(c) => {
+            crate::check::encode_check(c, &mut put);
+            "CheckAndRaise"
+        }
     };
     m.insert("op".to_string(), json!(name));
     Value::Object(m)
@@ -371,6 +375,7 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
         "Linalg" => Op::Linalg(family::decode_linalg(o)?),
         "Random" => Op::Random(family::decode_random(o)?),
         "Extra" => Op::Extra(family::decode_extra(o)?),
+        "CheckAndRaise" => Op::CheckAndRaise(crate::check::decode_check(o)?),
         other => {
             return Err(SerialError::invalid(
                 &o.path("op"),

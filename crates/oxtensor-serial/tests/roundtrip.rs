@@ -1,5 +1,5 @@
 //! Round trips through the format: random graphs, every inner-graph op, linear algebra,
-//! random draws and the extra tensor ops encode, decode to the same structure (re-encoding gives the same text) and
+//! random draws, the extra tensor ops and run-time checks encode, decode to the same structure (re-encoding gives the same text) and
 //! compile to functions giving the same numbers; corrupt, hostile and newer documents are
 //! refused with an error naming the field.
 
@@ -248,6 +248,31 @@ fn extra_ops_round_trip() {
     for mode in [Mode::FAST_COMPILE, Mode::FAST_RUN] {
         assert_same(&run(&b, &mode, &args), &run(&back, &mode, &args));
     }
+}
+
+#[test]
+fn checks_round_trip_with_their_kind_and_message() {
+    use oxtensor::ops::check::check_and_raise;
+    use oxtensor::oxtensor_graph::Check;
+    let (x, c) = (vector("x", DType::F64), oxtensor::scalar("c", DType::Bool));
+    let kind = "pymc.logprob.utils.ParameterValueError";
+    let out = check_and_raise(
+        &x,
+        std::slice::from_ref(&c),
+        Check::new(kind, "sigma > 0, \"quoted\"\n"),
+    )
+    .expect("check");
+    let b = bundle(&[x, c], std::slice::from_ref(&out));
+    let back = round_trip(&b);
+    assert_eq!(
+        back.outputs[0].owner().map(|(op, _)| op.clone()),
+        out.owner().map(|(op, _)| op.clone())
+    );
+    let args = [f64s(&[1.0, 2.0]), Tensor::scalar(true)];
+    assert_same(
+        &run(&b, &Mode::FAST_RUN, &args),
+        &run(&back, &Mode::FAST_RUN, &args),
+    );
 }
 
 fn err(text: &str) -> String {

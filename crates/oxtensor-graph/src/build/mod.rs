@@ -6,6 +6,7 @@
 //! operator overloads and methods on [`Var`] (in `methods.rs`) are thin panicking wrappers for
 //! ergonomic Rust use. Front ends (the Python package) call these functions.
 
+pub mod check;
 mod elemwise;
 pub mod extra;
 mod index;

@@ -33,6 +33,7 @@ from oxtensor.gradient import Lop, Rop, grad, pullback, pushforward  # noqa: E40
 from oxtensor.compile.builders import OpFromGraph  # noqa: E402
 from oxtensor.compile.pickling import SerializationError, load, save  # noqa: E402
 from oxtensor.ifelse import ifelse  # noqa: E402
+from oxtensor import raise_op  # noqa: E402
 from oxtensor.graph import clone_replace  # noqa: E402
 from oxtensor.scan.basic import scan  # noqa: E402  (the function: ``oxtensor.scan`` as in PyTensor)
 from oxtensor.scan.views import foldl, foldr, map, reduce  # noqa: E402
@@ -61,6 +62,7 @@ __all__ = [
     "pushforward",
     "OpFromGraph",
     "ifelse",
+    "raise_op",
     "clone_replace",
     "scan",
     "map",

@@ -49,6 +49,10 @@ fn foldable(op: &Op) -> bool {
         // generator value it is given (PyTensor does not fold random variables either).
         Op::Random(_) => false,
         Op::Extra(_) => true,
+        // A check of constants folds to its value when it holds; when it fails, the kernel's
+        // error leaves the node for run time, where the call raises (PyTensor folds only
+        // checks that hold, too).
+        Op::CheckAndRaise(_) => true,
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod algebra;
 mod branches;
+mod check;
 mod fold;
 mod fused_reduce;
 mod fusion;

@@ -272,6 +272,11 @@ pub const RULES: &[Rule] = &[
     ),
     Rule::new("reduce_no_axes", Root::Op(OpKind::Reduce), reduce_no_axes),
     Rule::new("grad_marker", Root::Op(OpKind::GradMarker), grad_marker),
+    Rule::new(
+        "remove_useless_check",
+        Root::Op(OpKind::CheckAndRaise),
+        crate::rules::check::remove_useless_check,
+    ),
     Rule::new("mul_zero", Root::Elemwise(ScalarOp::Mul), mul_zero).tagged(&["nan_unsafe"]),
     Rule::new("sub_self", Root::Elemwise(ScalarOp::Sub), sub_self).tagged(&["nan_unsafe"]),
 ];

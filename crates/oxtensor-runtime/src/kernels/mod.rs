@@ -2,6 +2,7 @@
 //! module per family. Kernels take input tensors (any strides) and return fresh outputs (or
 //! views, for view ops); they never trust shapes they have not checked.
 
+mod check;
 pub mod complex;
 mod composite;
 mod composite_reduce;
@@ -79,6 +80,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
         Op::Linalg(l) => linalg::linalg(l, inputs),
         Op::Random(r) => random::random(r, inputs),
         Op::Extra(e) => extra::extra(e, inputs),
+        Op::CheckAndRaise(c) => check::check(c, inputs),
     }
 }
 

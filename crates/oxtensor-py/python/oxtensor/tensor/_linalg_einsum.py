@@ -7,12 +7,16 @@ index within one operand takes that operand's diagonal. Gradients follow from th
 Subscripts (ellipses, implicit output, the interleaved form) are parsed by
 ``oxtensor.tensor._einsum_parse`` to one label per dimension. A dimension of static extent 1
 broadcasts against a wider one of the same index, as in NumPy, by being squeezed out of its
-operand before the contraction; extents unknown when the graph is built are assumed equal
-across operands, as PyTensor assumes.
+operand before the contraction; extents unknown when the graph is built must be equal
+across operands, as PyTensor assumes. Each pairwise contraction checks that at run time (an
+``Assert`` raising ``ValueError`` that names the index and the operands): merged into one
+``matmul`` dimension, mismatched extents of equal product (1·3 against 3·1) would otherwise
+give a wrong result silently.
 """
 
 from __future__ import annotations
 
+from oxtensor.raise_op import CheckAndRaise
 from oxtensor.tensor import _matrix
 from oxtensor.tensor import basic as _basic
 from oxtensor.tensor import math as _math
@@ -149,6 +153,34 @@ def _contract(ta, a, tb, b, keep):
     return "".join(batch + free_a + free_b), _basic.reshape(prod, shape, ndim=len(shape))
 
 
+def _who(operands):
+    """How a message names a term: the operand it is, or the operands multiplied into it."""
+    ks = sorted(operands)
+    if len(ks) == 1:
+        return f"operand {ks[0]}"
+    return "the product of operands " + ", ".join(map(str, ks))
+
+
+def _guard_shared_extents(ta, a, wa, tb, b, wb):
+    """``a``, checked at run time to have the extents of ``b`` along each index both have
+    (``wa``, ``wb``: the original operands of each) where either extent is unknown when the
+    graph is built; known extents were compared by ``_check_extents``."""
+    for p, c in enumerate(ta):
+        if c not in tb:
+            continue
+        q = tb.index(c)
+        if a.type.shape[p] is not None and b.type.shape[q] is not None:
+            continue
+        check = CheckAndRaise(
+            ValueError,
+            f"einsum: the {describe(c)} has different extents in {_who(wa)} and {_who(wb)} "
+            "(extents unknown when the graph is built must be equal; only a static extent of "
+            "1 broadcasts)",
+        )
+        a = check(a, _math.eq(a.shape[p], b.shape[q]))
+    return a
+
+
 def _cost(ta, tb, keep, sizes):
     """opt_einsum's greedy cost of contracting two terms: the size of the result less the
     sizes of the two inputs (the memory the step frees, negated)."""
@@ -205,11 +237,14 @@ def einsum(subscripts, *operands, optimize=None):
     for k, (t, o) in enumerate(pairs):
         elsewhere = set(out).union(*(set(u) for j, (u, _) in enumerate(pairs) if j != k))
         pairs[k] = _sum_out(t, o, elsewhere)
+    who = [{k} for k in range(len(pairs))]
     for i, j in greedy_path([t for t, _ in pairs], out, sizes):
         (ta, a), (tb, b) = pairs[i], pairs[j]
+        a = _guard_shared_extents(ta, a, who[i], tb, b, who[j])
         rest = [p for k, p in enumerate(pairs) if k not in (i, j)]
         keep = set(out).union(*(set(t) for t, _ in rest))
         pairs = rest + [_contract(ta, a, tb, b, keep)]
+        who = [w for k, w in enumerate(who) if k not in (i, j)] + [who[i] | who[j]]
     ((t, x),) = pairs
     t, x = _sum_out(t, x, set(out))
     if t != out:
