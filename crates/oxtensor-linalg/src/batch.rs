@@ -371,12 +371,7 @@ impl<'a, T: Real> Batched<'a, T> {
 
 /// A matrix's elements in row-major order.
 pub(crate) fn rows<T: Real>(m: MatRef<'_, T>) -> Vec<T> {
-    let (r, c) = (m.nrows(), m.ncols());
-    let mut out = Vec::with_capacity(r * c);
-    for i in 0..r {
-        for j in 0..c {
-            out.push(m[(i, j)]);
-        }
-    }
+    let mut out = vec![T::lit(0.0); m.nrows() * m.ncols()];
+    crate::util::write_rows(m, &mut out);
     out
 }

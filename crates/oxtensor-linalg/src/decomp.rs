@@ -1,7 +1,10 @@
 //! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
+use crate::bidiag_svals;
+use crate::qr_factor;
 use crate::small;
+use crate::tridiag_eigvals;
 use crate::util::{Lu, symmetric_from};
 use crate::{LinalgError, Real};
 use faer::linalg::cholesky::llt;
@@ -199,24 +202,14 @@ fn qr_imp<T: Real>(inputs: &[&Tensor], mode: QrMode) -> Result<Vec<Tensor>, Lina
         QrMode::R => {}
     }
     outs.push(OutSpec::float(&[r_rows, n]));
+    let q_cols = match mode {
+        QrMode::Reduced => Some(k),
+        QrMode::Complete => Some(m),
+        QrMode::R => None,
+    };
     b.run(&outs, |c| {
-        let f = c[0].mat().qr();
-        let r = f.thin_R();
-        let rr = Mat::from_fn(r_rows, n, |i, j| {
-            if i < k && i <= j {
-                r[(i, j)]
-            } else {
-                T::lit(0.0)
-            }
-        });
-        let mut res = Vec::new();
-        match mode {
-            QrMode::Reduced => res.push(rows(f.compute_thin_Q().as_ref())),
-            QrMode::Complete => res.push(rows(f.compute_Q().as_ref())),
-            QrMode::R => {}
-        }
-        res.push(rows(rr.as_ref()));
-        Ok(res)
+        let (q, r) = qr_factor::qr_rows(c[0].mat(), q_cols, r_rows);
+        Ok(q.into_iter().chain([r]).collect())
     })
 }
 
@@ -252,7 +245,10 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
     let no_conv = |_| LinalgError::NoConvergence { op: "svd" };
     if !p.compute_uv {
         return b.run(&[OutSpec::float(&[k])], |c| {
-            Ok(vec![c[0].mat().singular_values().map_err(no_conv)?])
+            Ok(vec![
+                bidiag_svals::singular_values(c[0].mat())
+                    .map_err(|_| LinalgError::NoConvergence { op: "svd" })?,
+            ])
         });
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
@@ -348,7 +344,9 @@ fn eigh_imp<T: Real>(
             None => None,
         };
         if !vectors {
-            return Ok(vec![a.self_adjoint_eigenvalues(side).map_err(no_conv)?]);
+            let w = tridiag_eigvals::symmetric_eigenvalues(a, side == Side::Lower)
+                .map_err(|_| LinalgError::NoConvergence { op })?;
+            return Ok(vec![w]);
         }
         let f = a.self_adjoint_eigen(side).map_err(no_conv)?;
         let w = f.S().column_vector();

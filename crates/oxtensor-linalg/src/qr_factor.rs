@@ -1,0 +1,76 @@
+//! The QR kernel: faer's blocked Householder factorisation, then the explicit `Q` formed
+//! block by block the way LAPACK's `orgqr` does it, touching only the part of `Q` that
+//! each block reflector changes.
+//!
+//! faer's `compute_thin_Q`/`compute_Q` apply every block reflector to all columns of the
+//! starting identity. Applied in reverse order, the block starting at row `j` meets a
+//! matrix whose first `j` columns are still `e₀ … e_{j-1}` (zero in rows `j..`, so the
+//! block leaves them alone) and whose rows above `j` are still zero in the other columns;
+//! updating only `Q[j.., j..]` skips a third of the work for a square matrix.
+
+use crate::Real;
+use crate::util::write_rows;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::householder;
+use faer::linalg::qr::no_pivoting::factor as qr;
+use faer::{Conj, Mat, MatRef, Par};
+
+/// `a = Q R`, returned row-major: `Q` with `q_cols` columns (`min(m, n)` for the reduced
+/// factor, `m` for the complete one; `None` for no `Q`), and `R` with `r_rows` rows (rows
+/// past `min(m, n)` are zero).
+pub(crate) fn qr_rows<T: Real>(
+    a: MatRef<'_, T>,
+    q_cols: Option<usize>,
+    r_rows: usize,
+) -> (Option<Vec<T>>, Vec<T>) {
+    let (m, n) = a.shape();
+    let k = m.min(n);
+    let zero = T::lit(0.0);
+    let mut work = a.to_owned();
+    let bs = qr::recommended_block_size::<T>(m, n);
+    let mut h = Mat::<T>::zeros(bs, k);
+    let q_width = q_cols.unwrap_or(0);
+    let scratch = StackReq::any_of(&[
+        qr::qr_in_place_scratch::<T>(m, n, bs, Par::Seq, Default::default()),
+        householder::apply_block_householder_on_the_left_in_place_scratch::<T>(m, bs, q_width),
+    ]);
+    let mut mem = MemBuffer::new(scratch);
+    let stack = MemStack::new(&mut mem);
+    if k > 0 {
+        qr::qr_in_place(
+            work.as_mut(),
+            h.as_mut(),
+            Par::Seq,
+            stack,
+            Default::default(),
+        );
+    }
+    let mut r = vec![zero; r_rows * n];
+    write_rows(work.as_ref().get(..k, ..), &mut r[..k * n]);
+    for (i, row) in r.chunks_exact_mut(n.max(1)).take(k).enumerate() {
+        row[..i.min(n)].fill(zero);
+    }
+    let q = q_cols.map(|qc| {
+        let mut q = Mat::<T>::zeros(m, qc);
+        for i in 0..qc.min(m) {
+            q[(i, i)] = T::lit(1.0);
+        }
+        // Blocks start at 0, bs, 2 bs, …; applied last first.
+        let starts: Vec<usize> = (0..k).step_by(bs).collect();
+        for &j in starts.iter().rev() {
+            let b = bs.min(k - j);
+            householder::apply_block_householder_on_the_left_in_place_with_conj(
+                work.as_ref().get(j.., j..j + b),
+                h.as_ref().get(..b, j..j + b),
+                Conj::No,
+                q.as_mut().get_mut(j.., j..qc),
+                Par::Seq,
+                stack,
+            );
+        }
+        let mut out = vec![zero; m * qc];
+        write_rows(q.as_ref(), &mut out);
+        out
+    });
+    (q, r)
+}
