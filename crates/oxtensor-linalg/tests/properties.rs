@@ -470,3 +470,31 @@ fn kron_and_block_diag_batch() {
     assert_eq!(mat_at(&d, 1).at(2, 4), bm.at(0, 1));
     assert_eq!(mat_at(&d, 1).at(0, 4), 0.0);
 }
+
+/// Sizes where faer's QR uses several reflector blocks with a partial last one, so the
+/// block-by-block formation of `Q` (restricted to the columns each block changes) is
+/// exercised in every mode, for tall, wide and square matrices.
+#[test]
+fn blocked_qr_is_orthogonal_triangular_and_reconstructs() {
+    let mut rng = Rng(21);
+    for (m, n) in [(70, 45), (45, 70), (130, 130), (200, 37)] {
+        let a = rng.tensor(&[m, n]);
+        let am = mat_at(&a, 0);
+        let k = m.min(n);
+        for mode in [la::QrMode::Reduced, la::QrMode::Complete] {
+            let f = la::qr(&[&a], mode).expect("qr");
+            let (q, r) = (mat_at(&f[0], 0), mat_at(&f[1], 0));
+            let qc = if mode == la::QrMode::Complete { m } else { k };
+            assert_eq!((q.r, q.c, r.r, r.c), (m, qc, qc, n), "{mode:?} {m}x{n} shapes");
+            close("QᵀQ = I", &q.t().mul(&q).d, &M::eye(qc).d, TOL);
+            close("Q R = A", &q.mul(&r).d, &am.d, TOL);
+            for i in 0..r.r {
+                for j in 0..i.min(n) {
+                    assert_eq!(r.at(i, j), 0.0, "{mode:?} {m}x{n}: R[{i}, {j}]");
+                }
+            }
+            let r_only = mat_at(&one(la::qr(&[&a], la::QrMode::R)), 0);
+            close("R alone", &r_only.d, &r.rows(k).d, 0.0);
+        }
+    }
+}
