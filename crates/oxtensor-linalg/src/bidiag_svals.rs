@@ -406,11 +406,9 @@ mod tests {
     fn a_graded_bidiagonal_keeps_its_tiny_singular_values() {
         // diag 1, 1e-10, 1e-20, … with superdiagonal 1e-5 · diag: each singular value is
         // within a relative 1e-10 of its diagonal element.
-        let n = 12;
-        let mut d: Vec<f64> = (0..n).map(|i| 10f64.powi(-10 * i as i32)).collect();
-        let mut e: Vec<f64> = (0..n - 1)
-            .map(|i| 1e-5 * 10f64.powi(-10 * i as i32))
-            .collect();
+        let n: i32 = 12;
+        let mut d: Vec<f64> = (0..n).map(|i| 10f64.powi(-10 * i)).collect();
+        let mut e: Vec<f64> = (0..n - 1).map(|i| 1e-5 * 10f64.powi(-10 * i)).collect();
         let want = d.clone();
         bidiagonal_singular_values(&mut d, &mut e).expect("converges");
         for (s, w) in d.iter().zip(&want) {

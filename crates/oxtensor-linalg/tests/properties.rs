@@ -485,7 +485,11 @@ fn blocked_qr_is_orthogonal_triangular_and_reconstructs() {
             let f = la::qr(&[&a], mode).expect("qr");
             let (q, r) = (mat_at(&f[0], 0), mat_at(&f[1], 0));
             let qc = if mode == la::QrMode::Complete { m } else { k };
-            assert_eq!((q.r, q.c, r.r, r.c), (m, qc, qc, n), "{mode:?} {m}x{n} shapes");
+            assert_eq!(
+                (q.r, q.c, r.r, r.c),
+                (m, qc, qc, n),
+                "{mode:?} {m}x{n} shapes"
+            );
             close("QᵀQ = I", &q.t().mul(&q).d, &M::eye(qc).d, TOL);
             close("Q R = A", &q.mul(&r).d, &am.d, TOL);
             for i in 0..r.r {
