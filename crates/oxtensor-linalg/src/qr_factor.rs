@@ -15,15 +15,12 @@ use faer::linalg::householder;
 use faer::linalg::qr::no_pivoting::factor as qr;
 use faer::{Conj, Mat, MatRef, Par};
 
-/// `a = Q R`, returned row-major: `Q` with `q_cols` columns (`min(m, n)` for the reduced
-/// factor, `m` for the complete one; `None` for no `Q`), and `R` with `r_rows` rows (rows
-/// past `min(m, n)` are zero).
-pub(crate) fn qr_rows<T: Real>(
-    a: MatRef<'_, T>,
-    q_cols: Option<usize>,
-    r_rows: usize,
-) -> (Option<Vec<T>>, Vec<T>) {
+/// `a = Q R`, written row-major into `q` (`m × q.len() / m`: `min(m, n)` columns for the
+/// reduced factor, `m` for the complete one; `None` for no `Q`) and `r` (`r.len() / n` rows;
+/// rows past `min(m, n)` are left zero). Both slices come zeroed.
+pub(crate) fn qr_into<T: Real>(a: MatRef<'_, T>, q: Option<&mut [T]>, r: &mut [T]) {
     let (m, n) = a.shape();
+    let q_cols = q.as_ref().map(|q| q.len().checked_div(m).unwrap_or(0));
     let k = m.min(n);
     let zero = T::lit(0.0);
     let mut work = a.to_owned();
@@ -45,12 +42,11 @@ pub(crate) fn qr_rows<T: Real>(
             Default::default(),
         );
     }
-    let mut r = vec![zero; r_rows * n];
     write_rows(work.as_ref().get(..k, ..), &mut r[..k * n]);
     for (i, row) in r.chunks_exact_mut(n.max(1)).take(k).enumerate() {
         row[..i.min(n)].fill(zero);
     }
-    let q = q_cols.map(|qc| {
+    if let (Some(out), Some(qc)) = (q, q_cols) {
         let mut q = Mat::<T>::zeros(m, qc);
         for i in 0..qc.min(m) {
             q[(i, i)] = T::lit(1.0);
@@ -68,9 +64,6 @@ pub(crate) fn qr_rows<T: Real>(
                 stack,
             );
         }
-        let mut out = vec![zero; m * qc];
-        write_rows(q.as_ref(), &mut out);
-        out
-    });
-    (q, r)
+        write_rows(q.as_ref(), out);
+    }
 }
