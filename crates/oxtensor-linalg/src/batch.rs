@@ -369,14 +369,100 @@ impl<'a, T: Real> Batched<'a, T> {
     }
 }
 
+impl<T: Real> Batched<'_, T> {
+    /// Like [`Batched::run_into`] for an op with several floating-point outputs (core shapes
+    /// `outs`): `kernel` gets one zeroed slice per output, each the element's part of that
+    /// output tensor, and writes its results there, so nothing is collected per element and
+    /// copied again.
+    pub fn run_into_many<F>(
+        &self,
+        outs: &[&[usize]],
+        scratch: StackReq,
+        kernel: F,
+    ) -> Result<Vec<Tensor>, LinalgError>
+    where
+        F: Fn(&[Core<'_, T>], &mut [&mut [T]], &mut MemStack) -> Result<(), LinalgError> + Sync,
+    {
+        let nb: usize = self.batch.iter().product();
+        let numels: Vec<usize> = outs.iter().map(|o| o.iter().product()).collect();
+        let mut tensors = Vec::with_capacity(outs.len());
+        for out in outs {
+            let mut shape = self.batch.clone();
+            shape.extend_from_slice(out);
+            tensors.push(
+                Tensor::zeros(T::DTYPE, &shape).map_err(|_| LinalgError::TooLarge {
+                    op: self.op,
+                    shape: shape.clone(),
+                })?,
+            );
+        }
+        let mut flats: Vec<&mut [T]> = Vec::with_capacity(outs.len());
+        for t in tensors.iter_mut() {
+            let shape = t.shape().to_vec();
+            flats.push(
+                t.data_mut::<T>()
+                    .ok_or(LinalgError::TooLarge { op: self.op, shape })?,
+            );
+        }
+        // Runs the `count` elements from `first` on, whose outputs `dsts` hold.
+        let span = |first: usize, count: usize, dsts: &mut [&mut [T]]| {
+            let mut mem = MemBuffer::new(scratch);
+            let stack = MemStack::new(&mut mem);
+            let mut cores: Vec<Core<'_, T>> = self
+                .cores
+                .iter()
+                .map(|shape| Core { data: &[], shape })
+                .collect();
+            for k in 0..count {
+                let b = first + k;
+                for (i, core) in cores.iter_mut().enumerate() {
+                    let n = core.data_len();
+                    let o = self.offsets[i][b];
+                    core.data = &self.data[i][o..o + n];
+                }
+                let mut parts: Vec<&mut [T]> = dsts
+                    .iter_mut()
+                    .zip(&numels)
+                    .map(|(d, &c)| &mut d[k * c..(k + 1) * c])
+                    .collect();
+                kernel(&cores, &mut parts, stack)?;
+            }
+            Ok(())
+        };
+        let work: usize = self.cores.iter().map(|c| c.iter().product::<usize>()).sum();
+        let per_elem = work.max(numels.iter().sum()).max(1);
+        if nb >= 2 && nb.saturating_mul(per_elem) >= 1 << 16 {
+            // Chunks of about 2^14 elements of work, as in `run_into`.
+            let per = ((1usize << 14) / per_elem).clamp(1, nb);
+            let mut chunks: Vec<Vec<&mut [T]>> =
+                (0..nb.div_ceil(per)).map(|_| Vec::new()).collect();
+            for (flat, &c) in flats.iter_mut().zip(&numels) {
+                if c == 0 {
+                    // A zero-sized output has no chunks: every element gets an empty slice.
+                    chunks.iter_mut().for_each(|chunk| chunk.push(&mut []));
+                } else {
+                    for (chunk, part) in chunks.iter_mut().zip(flat.chunks_mut(per * c)) {
+                        chunk.push(part);
+                    }
+                }
+            }
+            chunks
+                .into_par_iter()
+                .enumerate()
+                .try_for_each(|(i, mut dsts)| {
+                    let first = i * per;
+                    span(first, per.min(nb - first), &mut dsts)
+                })?;
+        } else {
+            span(0, nb, &mut flats)?;
+        }
+        Ok(tensors)
+    }
+}
+
 /// A matrix's elements in row-major order.
 pub(crate) fn rows<T: Real>(m: MatRef<'_, T>) -> Vec<T> {
-    let (r, c) = (m.nrows(), m.ncols());
-    let mut out = Vec::with_capacity(r * c);
-    for i in 0..r {
-        for j in 0..c {
-            out.push(m[(i, j)]);
-        }
-    }
+    let mut out = vec![T::lit(0.0); m.nrows() * m.ncols()];
+    crate::util::write_rows(m, &mut out);
     out
 }

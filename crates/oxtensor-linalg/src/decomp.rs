@@ -1,9 +1,13 @@
 //! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
+use crate::bidiag_svals;
+use crate::qr_factor;
 use crate::small;
-use crate::util::{Lu, symmetric_from};
+use crate::tridiag_eigvals;
+use crate::util::{Lu, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
+use faer::dyn_stack::StackReq;
 use faer::linalg::cholesky::llt;
 use faer::{Mat, MatMut, Par, Side};
 use oxtensor_data::Tensor;
@@ -192,31 +196,20 @@ fn qr_imp<T: Real>(inputs: &[&Tensor], mode: QrMode) -> Result<Vec<Tensor>, Lina
     let (m, n) = matrix_dims(&b, 0, "a")?;
     let k = m.min(n);
     let r_rows = if mode == QrMode::Complete { m } else { k };
-    let mut outs = Vec::new();
-    match mode {
-        QrMode::Reduced => outs.push(OutSpec::float(&[m, k])),
-        QrMode::Complete => outs.push(OutSpec::float(&[m, m])),
-        QrMode::R => {}
-    }
-    outs.push(OutSpec::float(&[r_rows, n]));
-    b.run(&outs, |c| {
-        let f = c[0].mat().qr();
-        let r = f.thin_R();
-        let rr = Mat::from_fn(r_rows, n, |i, j| {
-            if i < k && i <= j {
-                r[(i, j)]
-            } else {
-                T::lit(0.0)
-            }
-        });
-        let mut res = Vec::new();
-        match mode {
-            QrMode::Reduced => res.push(rows(f.compute_thin_Q().as_ref())),
-            QrMode::Complete => res.push(rows(f.compute_Q().as_ref())),
-            QrMode::R => {}
+    let (q_shape, r_shape) = (
+        [m, if mode == QrMode::Complete { m } else { k }],
+        [r_rows, n],
+    );
+    let outs: Vec<&[usize]> = match mode {
+        QrMode::R => vec![&r_shape],
+        _ => vec![&q_shape, &r_shape],
+    };
+    b.run_into_many(&outs, StackReq::empty(), |c, o, _| {
+        // `R` is the last output, `Q` (unless mode is `r`) the one before it.
+        if let Some((r, q)) = o.split_last_mut() {
+            qr_factor::qr_into(c[0].mat(), q.first_mut().map(|q| &mut **q), r);
         }
-        res.push(rows(rr.as_ref()));
-        Ok(res)
+        Ok(())
     })
 }
 
@@ -251,17 +244,16 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
     let k = m.min(n);
     let no_conv = |_| LinalgError::NoConvergence { op: "svd" };
     if !p.compute_uv {
-        return b.run(&[OutSpec::float(&[k])], |c| {
-            Ok(vec![c[0].mat().singular_values().map_err(no_conv)?])
-        });
+        let t = b.run_into(&[k], StackReq::empty(), |c, out, _| {
+            let s = bidiag_svals::singular_values(c[0].mat())
+                .map_err(|_| LinalgError::NoConvergence { op: "svd" })?;
+            out.copy_from_slice(&s);
+            Ok(())
+        })?;
+        return Ok(vec![t]);
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
-    let outs = [
-        OutSpec::float(&[m, ur]),
-        OutSpec::float(&[k]),
-        OutSpec::float(&[vr, n]),
-    ];
-    b.run(&outs, |c| {
+    b.run_into_many(&[&[m, ur], &[k], &[vr, n]], StackReq::empty(), |c, o, _| {
         let a = c[0].mat();
         let f = if p.full_matrices {
             a.svd()
@@ -270,11 +262,12 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         }
         .map_err(no_conv)?;
         let s = f.S().column_vector();
-        Ok(vec![
-            rows(f.U()),
-            (0..k).map(|i| s[i]).collect(),
-            rows(f.V().transpose()),
-        ])
+        write_rows(f.U(), o[0]);
+        for (i, x) in o[1].iter_mut().enumerate() {
+            *x = s[i];
+        }
+        write_rows(f.V().transpose(), o[2]);
+        Ok(())
     })
 }
 
@@ -320,11 +313,8 @@ fn eigh_imp<T: Real>(
         return Err(b.shape_error(1, "b", &format!("{n}, {n}")));
     }
     let no_conv = |_| LinalgError::NoConvergence { op };
-    let mut outs = vec![OutSpec::float(&[n])];
-    if vectors {
-        outs.push(OutSpec::float(&[n, n]));
-    }
-    b.run(&outs, |c| {
+    let outs: &[&[usize]] = if vectors { &[&[n], &[n, n]] } else { &[&[n]] };
+    b.run_into_many(outs, StackReq::empty(), |c, o, _| {
         // faer reads the one triangle it is told to (copying it into its own workspace), so
         // a single matrix is passed as it lies.
         let mut a = c[0].mat();
@@ -348,15 +338,25 @@ fn eigh_imp<T: Real>(
             None => None,
         };
         if !vectors {
-            return Ok(vec![a.self_adjoint_eigenvalues(side).map_err(no_conv)?]);
+            let w = tridiag_eigvals::symmetric_eigenvalues(a, side == Side::Lower)
+                .map_err(|_| LinalgError::NoConvergence { op })?;
+            o[0].copy_from_slice(&w);
+            return Ok(());
         }
         let f = a.self_adjoint_eigen(side).map_err(no_conv)?;
         let w = f.S().column_vector();
-        let mut v = f.U().to_owned();
-        if let Some(l) = chol {
-            l.transpose().solve_upper_triangular_in_place(v.as_mut());
+        for (i, x) in o[0].iter_mut().enumerate() {
+            *x = w[i];
         }
-        Ok(vec![(0..n).map(|i| w[i]).collect(), rows(v.as_ref())])
+        match chol {
+            Some(l) => {
+                let mut v = f.U().to_owned();
+                l.transpose().solve_upper_triangular_in_place(v.as_mut());
+                write_rows(v.as_ref(), o[1]);
+            }
+            None => write_rows(f.U(), o[1]),
+        }
+        Ok(())
     })
 }
 

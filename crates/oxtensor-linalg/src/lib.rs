@@ -36,16 +36,19 @@ macro_rules! by_dtype {
 
 mod banded;
 mod batch;
+mod bidiag_svals;
 mod construct;
 mod decomp;
 mod error;
 mod matfn;
+mod qr_factor;
 mod real;
 mod reduce;
 mod schur;
 mod small;
 mod solve;
 mod sylvester;
+mod tridiag_eigvals;
 mod util;
 
 pub use construct::{block_diag, kron};

@@ -76,12 +76,19 @@ pub(crate) fn singular(op: &'static str, arg: &'static str, i: usize) -> LinalgE
     }
 }
 
-/// Writes matrix `m` into `out` in row-major order.
+/// Writes matrix `m` into `out` in row-major order, in square tiles so that a column-major
+/// `m` (faer's layout) is read and written a cache line at a time rather than one element
+/// per line.
 pub(crate) fn write_rows<T: Real>(m: MatRef<'_, T>, out: &mut [T]) {
-    let c = m.ncols();
-    for (i, row) in out.chunks_exact_mut(c.max(1)).take(m.nrows()).enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = m[(i, j)];
+    const TILE: usize = 32;
+    let (r, c) = (m.nrows(), m.ncols());
+    for i0 in (0..r).step_by(TILE) {
+        for j0 in (0..c).step_by(TILE) {
+            for j in j0..(j0 + TILE).min(c) {
+                for i in i0..(i0 + TILE).min(r) {
+                    out[i * c + j] = m[(i, j)];
+                }
+            }
         }
     }
 }

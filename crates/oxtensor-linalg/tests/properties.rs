@@ -470,3 +470,107 @@ fn kron_and_block_diag_batch() {
     assert_eq!(mat_at(&d, 1).at(2, 4), bm.at(0, 1));
     assert_eq!(mat_at(&d, 1).at(0, 4), 0.0);
 }
+
+/// Sizes where faer's QR uses several reflector blocks with a partial last one, so the
+/// block-by-block formation of `Q` (restricted to the columns each block changes) is
+/// exercised in every mode, for tall, wide and square matrices.
+#[test]
+fn blocked_qr_is_orthogonal_triangular_and_reconstructs() {
+    let mut rng = Rng(21);
+    for (m, n) in [(70, 45), (45, 70), (130, 130), (200, 37)] {
+        let a = rng.tensor(&[m, n]);
+        let am = mat_at(&a, 0);
+        let k = m.min(n);
+        for mode in [la::QrMode::Reduced, la::QrMode::Complete] {
+            let f = la::qr(&[&a], mode).expect("qr");
+            let (q, r) = (mat_at(&f[0], 0), mat_at(&f[1], 0));
+            let qc = if mode == la::QrMode::Complete { m } else { k };
+            assert_eq!(
+                (q.r, q.c, r.r, r.c),
+                (m, qc, qc, n),
+                "{mode:?} {m}x{n} shapes"
+            );
+            close("QᵀQ = I", &q.t().mul(&q).d, &M::eye(qc).d, TOL);
+            close("Q R = A", &q.mul(&r).d, &am.d, TOL);
+            for i in 0..r.r {
+                for j in 0..i.min(n) {
+                    assert_eq!(r.at(i, j), 0.0, "{mode:?} {m}x{n}: R[{i}, {j}]");
+                }
+            }
+            let r_only = mat_at(&one(la::qr(&[&a], la::QrMode::R)), 0);
+            close("R alone", &r_only.d, &r.rows(k).d, 0.0);
+        }
+    }
+}
+
+/// The multi-output ops write each batch element straight into its slices of the outputs
+/// (`run_into_many`); a batch large enough to run in parallel chunks gives exactly the
+/// single-matrix results, including an output with no elements.
+#[test]
+fn multi_output_ops_in_parallel_batches_match_single_calls() {
+    let mut rng = Rng(22);
+    let (nb, n) = (300, 16);
+    let g = rng.tensor(&[nb, n, n]);
+    let s = rng.spd(nb, n);
+    let thin = la::SvdParams {
+        full_matrices: false,
+        compute_uv: true,
+    };
+    let values = la::SvdParams {
+        full_matrices: false,
+        compute_uv: false,
+    };
+    type Op<'a> = Box<dyn Fn(&Tensor) -> Vec<Tensor> + 'a>;
+    let ops: Vec<(&str, &Tensor, Op)> = vec![
+        (
+            "qr",
+            &g,
+            Box::new(|t| la::qr(&[t], la::QrMode::Reduced).expect("qr")),
+        ),
+        (
+            "qr complete",
+            &g,
+            Box::new(|t| la::qr(&[t], la::QrMode::Complete).expect("qr")),
+        ),
+        (
+            "qr r",
+            &g,
+            Box::new(|t| la::qr(&[t], la::QrMode::R).expect("qr")),
+        ),
+        ("svd", &g, Box::new(|t| la::svd(&[t], &thin).expect("svd"))),
+        (
+            "svd values",
+            &g,
+            Box::new(|t| la::svd(&[t], &values).expect("svd")),
+        ),
+        (
+            "eigh",
+            &s,
+            Box::new(|t| la::eigh(&[t], true).expect("eigh")),
+        ),
+        (
+            "eigvalsh",
+            &s,
+            Box::new(|t| la::eigvalsh(&[t], true).expect("eigvalsh")),
+        ),
+    ];
+    for (name, input, f) in &ops {
+        let all = f(input);
+        for k in [0, 151, nb - 1] {
+            let ak = Tensor::from_slice(&mat_at(input, k).d, &[n, n]).expect("a");
+            for (i, (whole, single)) in all.iter().zip(f(&ak)).enumerate() {
+                let per = single.to_vec_as::<f64>();
+                let got = &whole.to_vec_as::<f64>()[k * per.len()..(k + 1) * per.len()];
+                assert_eq!(got, &per[..], "{name} output {i}, batch element {k}");
+            }
+        }
+    }
+    // 300 matrices 16×0: U (16×16) is large enough for parallel chunks, s and Vh are empty.
+    let empty = Tensor::zeros(DType::F64, &[nb, n, 0]).expect("empty");
+    let f = la::svd(&[&empty], &la::SvdParams::default()).expect("svd of 16×0");
+    assert_eq!(f[0].shape(), &[nb, n, n]);
+    assert_eq!(f[1].shape(), &[nb, 0]);
+    assert_eq!(f[2].shape(), &[nb, 0, 0]);
+    let u = mat_at(&f[0], nb - 1);
+    close("U orthogonal", &u.t().mul(&u).d, &M::eye(n).d, TOL);
+}

@@ -1,0 +1,255 @@
+//! The eigenvalue-only (`eigvalsh`) and singular-value-only (`svd(compute_uv=False)`)
+//! kernels, which run their own tridiagonal/bidiagonal iterations, checked against SciPy
+//! (`fixtures/spectra.json`, written by `fixtures/make_spectra.py`: clustered, repeated,
+//! graded, rank-deficient, scaled and tiny matrices) and against faer's full
+//! decompositions on random matrices from fixed seeds.
+//!
+//! Tolerances: a symmetric eigenvalue or a singular value of a general matrix is determined
+//! to about `n ε ‖A‖` (Weyl), so those compare to `32 n ε ‖A‖₂`; the singular values of a
+//! bidiagonal matrix are determined to a few ulps *each* (Demmel–Kahan), so the cases
+//! marked `relative` compare every value to `64 n ε` of itself.
+
+mod common;
+
+use common::*;
+use oxtensor_data::Tensor;
+use oxtensor_linalg as la;
+use serde_json::Value;
+
+fn cases() -> Vec<Value> {
+    let text = include_str!("fixtures/spectra.json");
+    let v: Value = serde_json::from_str(text).expect("fixture JSON");
+    v["cases"].as_array().expect("cases").clone()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
+}
+
+fn eigvalsh(a: &Tensor, lower: bool) -> Vec<f64> {
+    la::eigvalsh(&[a], lower)
+        .expect("eigvalsh")
+        .remove(0)
+        .to_vec_as::<f64>()
+}
+
+fn singular_values(a: &Tensor) -> Vec<f64> {
+    la::svd(
+        &[a],
+        &la::SvdParams {
+            full_matrices: false,
+            compute_uv: false,
+        },
+    )
+    .expect("svd")
+    .remove(0)
+    .to_vec_as::<f64>()
+}
+
+/// Every `got[i]` within `tol_abs + tol_rel |want[i]|` of `want[i]`.
+fn assert_close(what: &str, got: &[f64], want: &[f64], tol_abs: f64, tol_rel: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let err = (g - w).abs();
+        assert!(
+            err <= tol_abs + tol_rel * w.abs(),
+            "{what}: value {i} is {g:e}, expected {w:e} (error {err:e})"
+        );
+    }
+}
+
+#[test]
+fn spectra_match_scipy() {
+    let eps = f64::EPSILON;
+    for c in cases() {
+        let name = format!("{} {}", c["op"].as_str().expect("op"), c["name"]);
+        let shape: Vec<usize> = c["input"]["shape"]
+            .as_array()
+            .expect("shape")
+            .iter()
+            .map(|x| x.as_u64().expect("extent") as usize)
+            .collect();
+        let a = Tensor::from_slice(&floats(&c["input"]["data"]), &shape).expect("tensor");
+        let want = floats(&c["ref"]);
+        let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let n = shape.iter().copied().max().unwrap_or(1) as f64;
+        let p = &c["params"];
+        match c["op"].as_str() {
+            Some("eigvalsh") => {
+                let lower = p["lower"].as_bool().expect("lower");
+                let got = eigvalsh(&a, lower);
+                assert_close(&name, &got, &want, 32.0 * n * eps * norm, 0.0);
+            }
+            Some("svdvals") => {
+                let got = singular_values(&a);
+                if p.get("relative").is_some() {
+                    assert_close(&name, &got, &want, 0.0, 64.0 * n * eps);
+                } else {
+                    assert_close(&name, &got, &want, 32.0 * n * eps * norm, 0.0);
+                }
+            }
+            other => panic!("unknown op {other:?}"),
+        }
+    }
+}
+
+/// A symmetric matrix `Q diag(w) Qᵀ` with the given eigenvalues and a random orthogonal `Q`
+/// (a product of Householder reflections).
+fn with_spectrum(rng: &mut Rng, w: &[f64]) -> M {
+    let n = w.len();
+    let mut a = M::diag(w);
+    for _ in 0..3 {
+        let v = rng.vec(n);
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        let h = M::new(
+            n,
+            n,
+            (0..n * n)
+                .map(|x| f64::from(u8::from(x / n == x % n)) - 2.0 * v[x / n] * v[x % n] / vv)
+                .collect(),
+        );
+        a = h.mul(&a).mul(&h);
+    }
+    a
+}
+
+/// faer's eigenvalues from its full symmetric eigendecomposition (another algorithm: divide
+/// and conquer or QR with rotations, on the same reduction).
+fn faer_eigenvalues(a: &M) -> Vec<f64> {
+    let m = faer::Mat::from_fn(a.r, a.c, |i, j| a.at(i, j));
+    let f = m.self_adjoint_eigen(faer::Side::Lower).expect("eigh");
+    let s = f.S().column_vector();
+    (0..a.r).map(|i| s[i]).collect()
+}
+
+#[test]
+fn eigenvalues_agree_with_faer_full_decomposition() {
+    let mut rng = Rng(11);
+    let eps = f64::EPSILON;
+    for n in [1, 2, 3, 5, 8, 17, 33, 64, 100] {
+        let g = M::new(n, n, rng.vec(n * n));
+        let mut kinds = vec![("random", g.mul(&g.t()))];
+        // Eigenvalues in three tight clusters, one exactly repeated.
+        let w: Vec<f64> = (0..n)
+            .map(|i| match i % 3 {
+                0 => 1.0,
+                1 => -1.0 + 1e-12 * i as f64,
+                _ => 5.0 + 1e-8 * i as f64,
+            })
+            .collect();
+        kinds.push(("clustered", with_spectrum(&mut rng, &w)));
+        // Graded: eigenvalues from 1 down to 1e-(n/2).
+        let w: Vec<f64> = (0..n).map(|i| 10f64.powf(-(i as f64) / 2.0)).collect();
+        kinds.push(("graded", with_spectrum(&mut rng, &w)));
+        for (kind, a) in kinds {
+            let t = Tensor::from_slice(&a.d, &[n, n]).expect("tensor");
+            let got = eigvalsh(&t, true);
+            let want = faer_eigenvalues(&a);
+            let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            assert_close(
+                &format!("{kind} n={n}"),
+                &got,
+                &want,
+                32.0 * n as f64 * eps * norm,
+                0.0,
+            );
+            // Read from the upper triangle, the same matrix.
+            let upper = eigvalsh(&t, false);
+            assert_close(
+                &format!("{kind} n={n} upper"),
+                &upper,
+                &got,
+                32.0 * n as f64 * eps * norm,
+                0.0,
+            );
+        }
+    }
+}
+
+#[test]
+fn singular_values_agree_with_faer_thin_svd() {
+    let mut rng = Rng(12);
+    let eps = f64::EPSILON;
+    for (m, n) in [
+        (1, 1),
+        (2, 3),
+        (3, 2),
+        (7, 7),
+        (20, 9),
+        (9, 20),
+        (64, 64),
+        (120, 80),
+    ] {
+        let a = M::new(m, n, rng.vec(m * n));
+        let t = Tensor::from_slice(&a.d, &[m, n]).expect("tensor");
+        let got = singular_values(&t);
+        let fm = faer::Mat::from_fn(m, n, |i, j| a.at(i, j));
+        let f = fm.thin_svd().expect("svd");
+        let s = f.S().column_vector();
+        let want: Vec<f64> = (0..m.min(n)).map(|i| s[i]).collect();
+        assert_close(
+            &format!("{m}x{n}"),
+            &got,
+            &want,
+            32.0 * m.max(n) as f64 * eps * want[0],
+            0.0,
+        );
+    }
+}
+
+#[test]
+fn non_finite_inputs_give_nans_or_errors_not_hangs() {
+    let a = Tensor::from_slice(&[1.0, f64::NAN, f64::NAN, 2.0], &[2, 2]).expect("tensor");
+    if let Ok(w) = la::eigvalsh(&[&a], true) {
+        assert!(w[0].to_vec_as::<f64>().iter().all(|x| x.is_nan()));
+    }
+    let b = Tensor::from_slice(&[1.0, f64::INFINITY, 0.0, 2.0], &[2, 2]).expect("tensor");
+    let r = la::svd(
+        &[&b],
+        &la::SvdParams {
+            full_matrices: false,
+            compute_uv: false,
+        },
+    );
+    if let Ok(s) = r {
+        assert!(s[0].to_vec_as::<f64>().iter().any(|x| x.is_nan()));
+    }
+}
+
+#[test]
+fn float32_spectra_match_float64_to_float32_accuracy() {
+    let mut rng = Rng(13);
+    for n in [3, 16, 40] {
+        let g = M::new(n, n, rng.vec(n * n));
+        let a = g.mul(&g.t());
+        let t64 = Tensor::from_slice(&a.d, &[n, n]).expect("tensor");
+        let t32 = t64.cast(oxtensor_data::DType::F32);
+        let w64 = eigvalsh(&t64, true);
+        let w32 = eigvalsh(&t32, true);
+        let norm = w64.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        assert_close(
+            "eigvalsh f32",
+            &w32,
+            &w64,
+            32.0 * n as f64 * 1.2e-7 * norm,
+            0.0,
+        );
+        let s64 = singular_values(&Tensor::from_slice(&g.d, &[n, n]).expect("tensor"));
+        let s32 = singular_values(
+            &Tensor::from_slice(&g.d, &[n, n])
+                .expect("tensor")
+                .cast(oxtensor_data::DType::F32),
+        );
+        assert_close(
+            "svd f32",
+            &s32,
+            &s64,
+            32.0 * n as f64 * 1.2e-7 * s64[0],
+            0.0,
+        );
+    }
+}
