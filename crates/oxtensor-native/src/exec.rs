@@ -707,20 +707,8 @@ impl NativeExecutable {
         recorder.start(self.plan.n_slots(), self.plan.constants());
         let output_slots: SmallVec<[usize; 4]> = self.plan.output_slots().collect();
         let result = self.plan.execute_into(values, None, outs, |call| {
-            let Call {
-                index,
-                node,
-                args,
-                donor,
-                out,
-            } = call;
-            let results = self.step(Call {
-                index,
-                node,
-                args,
-                donor,
-                out,
-            })?;
+            let (index, node, args) = (call.index, call.node, call.args);
+            let results = self.step(call)?;
             let ran = Ran {
                 node,
                 slots: self.plan.wiring(index),

@@ -322,6 +322,22 @@ fn random_recurrence_gradients_pass_verify_grad() {
     }
 }
 
+/// Runs `g` on `vals` in both backends: both must fail with the same message, which names
+/// `step`, the native backend's after handing its one loop to the interpreter's.
+fn assert_reported_by_the_interpreter(g: &FunctionGraph, vals: Vec<Tensor>, step: &str) {
+    let (native, _) = backend().compile_graph(g).expect("native");
+    let want = Interpreter
+        .compile(g)
+        .expect("interp")
+        .run(vals.clone())
+        .expect_err("interp fails")
+        .to_string();
+    let got = native.run(vals).expect_err("native fails").to_string();
+    assert_eq!(native.interpreted_loops(), 1);
+    assert_eq!(got, want);
+    assert!(got.contains(step), "{got}");
+}
+
 /// A matrix whose columns do not match the state's length: the C loop hands the loop to the
 /// interpreter, which names the step and the inner variable as both backends do.
 #[test]
@@ -337,16 +353,7 @@ fn mismatched_products_are_reported_by_the_interpreter() {
         Tensor::zeros(DType::F64, &[5, 3]).expect("X"),
         Tensor::zeros(DType::F64, &[3]).expect("h0"),
     ];
-    let (native, _) = backend().compile_graph(&g).expect("native");
-    let interp = Interpreter.compile(&g).expect("interp");
-    let want = interp
-        .run(vals.clone())
-        .expect_err("interp fails")
-        .to_string();
-    let got = native.run(vals).expect_err("native fails").to_string();
-    assert_eq!(native.interpreted_loops(), 1);
-    assert_eq!(got, want);
-    assert!(got.contains("step 0 of Scan{rnn}"), "{got}");
+    assert_reported_by_the_interpreter(&g, vals, "step 0 of Scan{rnn}");
 }
 
 /// A float32 RNN (the product helper and vectors of 16 lanes) with its gradient: staged C
@@ -787,17 +794,7 @@ fn a_reshape_that_does_not_fit_is_reported_by_the_interpreter() {
     ];
     let inputs = inputs_for(&vals);
     let g = FunctionGraph::new(inputs.clone(), reshaping_step(&inputs)).expect("graph");
-    let (native, _) = backend().compile_graph(&g).expect("native");
-    let want = Interpreter
-        .compile(&g)
-        .expect("interp")
-        .run(vals.clone())
-        .expect_err("interp fails")
-        .to_string();
-    let got = native.run(vals).expect_err("native fails").to_string();
-    assert_eq!(native.interpreted_loops(), 1);
-    assert_eq!(got, want);
-    assert!(got.contains("step 0 of Scan{reshaping}"), "{got}");
+    assert_reported_by_the_interpreter(&g, vals, "step 0 of Scan{reshaping}");
 }
 
 /// `h ← tanh(0.5·h + E[tok_t] + F[k])`, `k ← k + 1`: a non-sequence indexed by a sequence of
@@ -942,17 +939,7 @@ fn an_index_out_of_range_is_reported_by_the_interpreter() {
         Var::input(None, TensorType::of_rank(DType::F64, 2)),
     ];
     let g = FunctionGraph::new(inputs.clone(), indexing_step(&inputs)).expect("graph");
-    let (native, _) = backend().compile_graph(&g).expect("native");
-    let want = Interpreter
-        .compile(&g)
-        .expect("interp")
-        .run(vals.clone())
-        .expect_err("interp fails")
-        .to_string();
-    let got = native.run(vals).expect_err("native fails").to_string();
-    assert_eq!(native.interpreted_loops(), 1);
-    assert_eq!(got, want);
-    assert!(got.contains("of Scan{indexing}"), "{got}");
+    assert_reported_by_the_interpreter(&g, vals, "of Scan{indexing}");
 }
 
 /// A float32 loop that broadcasts and reduces (sums accumulate in `double` per element,
@@ -1018,15 +1005,5 @@ fn a_broadcast_that_does_not_fit_is_reported_by_the_interpreter() {
     vals[2] = Tensor::zeros(DType::F64, &[1, n + 1, m]).expect("S0");
     let inputs = inputs_for(&vals);
     let g = FunctionGraph::new(inputs.clone(), reducing_step(&inputs)).expect("graph");
-    let (native, _) = backend().compile_graph(&g).expect("native");
-    let want = Interpreter
-        .compile(&g)
-        .expect("interp")
-        .run(vals.clone())
-        .expect_err("interp fails")
-        .to_string();
-    let got = native.run(vals).expect_err("native fails").to_string();
-    assert_eq!(native.interpreted_loops(), 1);
-    assert_eq!(got, want);
-    assert!(got.contains("step 0 of Scan{reducing}"), "{got}");
+    assert_reported_by_the_interpreter(&g, vals, "step 0 of Scan{reducing}");
 }
