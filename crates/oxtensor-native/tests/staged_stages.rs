@@ -10,7 +10,8 @@ mod common;
 
 use common::data::Rng;
 use common::staged::{
-    assert_all_staged, assert_reported_by_the_interpreter, inputs_for, square_sum, typed, values,
+    assert_all_staged, assert_reported_by_the_interpreter, assert_staged_like, inputs_for,
+    square_sum, typed, values,
 };
 use common::{backend, both};
 use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
@@ -128,18 +129,14 @@ fn steps_that_reduce_and_broadcast_run_as_staged_c_loops() {
         all.extend(g.iter().filter_map(|g| g.var().cloned()));
         let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
         let fast = build(Mode::FAST_RUN);
-        let in_c = assert_all_staged(&format!("case {seed} with gradients"), fast.graph(), &vals);
-        let interp = build(Mode::new("interp", "fast_run").expect("mode"))
-            .call(&vals)
-            .expect("interp");
-        for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
-            assert_close(
-                &format!("case {seed}, with gradients, output {k}"),
-                c,
-                i,
-                tol,
-            );
-        }
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(
+            &format!("case {seed} with gradients"),
+            fast.graph(),
+            &interp,
+            &vals,
+            tol,
+        );
     }
 }
 
@@ -326,22 +323,14 @@ fn steps_that_read_extents_run_as_staged_c_loops() {
         let mut all = outputs.clone();
         all.extend(g.iter().filter_map(|g| g.var().cloned()));
         let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
-        let in_c = assert_all_staged(
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(
             &format!("case {seed} with gradients"),
             build(Mode::FAST_RUN).graph(),
+            &interp,
             &vals,
+            tol,
         );
-        let interp = build(Mode::new("interp", "fast_run").expect("mode"))
-            .call(&vals)
-            .expect("interp");
-        for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
-            assert_close(
-                &format!("case {seed}, with gradients, output {k}"),
-                c,
-                i,
-                tol,
-            );
-        }
     }
     verify_grad(
         |v| Ok(square_sum(&reshaping_step(v))),
@@ -470,18 +459,14 @@ fn steps_that_index_non_sequences_run_as_staged_c_loops() {
             source.contains("[off + j] +="),
             "no row increment in C: {source}"
         );
-        let in_c = assert_all_staged(&format!("case {seed} with gradients"), fast.graph(), &vals);
-        let interp = build(Mode::new("interp", "fast_run").expect("mode"))
-            .call(&vals)
-            .expect("interp");
-        for (k, (c, i)) in in_c.iter().zip(&interp).enumerate() {
-            assert_close(
-                &format!("case {seed}, with gradients, output {k}"),
-                c,
-                i,
-                tol,
-            );
-        }
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(
+            &format!("case {seed} with gradients"),
+            fast.graph(),
+            &interp,
+            &vals,
+            tol,
+        );
     }
     let vals = indexing_values(7, false);
     verify_grad(

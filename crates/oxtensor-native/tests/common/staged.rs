@@ -96,3 +96,19 @@ pub fn assert_all_staged(what: &str, g: &FunctionGraph, vals: &[Tensor]) -> Vec<
     assert_eq!(staged, scans, "{what}: not every loop is a staged C loop");
     run_in_c(g, vals)
 }
+
+/// Checks that `g` runs every loop as a staged C loop on `vals` and matches `interp` (the same
+/// graph compiled for the interpreter) within `tol`, output by output.
+pub fn assert_staged_like(
+    what: &str,
+    g: &FunctionGraph,
+    interp: &oxtensor::Function,
+    vals: &[Tensor],
+    tol: oxtensor_testkit::Tol,
+) {
+    let in_c = assert_all_staged(what, g, vals);
+    let want = interp.call(vals).expect("interp");
+    for (k, (c, i)) in in_c.iter().zip(&want).enumerate() {
+        oxtensor_testkit::assert_close(&format!("{what}, output {k}"), c, i, tol);
+    }
+}
