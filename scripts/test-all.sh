@@ -48,11 +48,12 @@ if [ -f crates/oxtensor-py/pyproject.toml ]; then
     section "Python: build and install the package"
     python3 -m pip install --quiet -r python/requirements-test.txt
     # The tests need a correct build, not a fast one: build the extension in cargo's `dev`
-    # profile, which reuses every dependency `cargo test` compiled above (the same features,
-    # since that build included the extension) and compiles only our crates, unoptimised,
-    # instead of building everything again at opt-level 3 (1-2 minutes instead of 6-9; the
-    # tests run no slower, their time is in generated C and NumPy). Not the `test` profile: maturin would build a test harness. For a
-    # fast installed package, run `pip install ./crates/oxtensor-py` afterwards (README).
+    # profile. `test` inherits `dev` unchanged (Cargo.toml), so this reuses every library
+    # `cargo test` compiled above (the same features, since that build included the
+    # extension) and compiles only the extension itself, instead of building everything again
+    # at opt-level 3 (under a minute instead of 6-9; the tests run no slower, their time is in
+    # generated C and NumPy). Not the `test` profile: maturin would build a test harness. For
+    # a fast installed package, run `pip install ./crates/oxtensor-py` afterwards (README).
     MATURIN_PEP517_ARGS="--profile dev" python3 -m pip install --quiet ./crates/oxtensor-py
     section "Python: tests"
     # In parallel processes (pytest-xdist), one per core up to four: the tests are independent
