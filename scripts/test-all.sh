@@ -30,19 +30,15 @@ cargo test --workspace --no-fail-fast
 # x86-64 levels too, so a machine with AVX-512 also runs what AVX2-only (v3) and SSE4.2-only
 # (v2) CPUs get: other vector math variants, other rounding of transcendentals. v3, what most
 # users without AVX-512 have, runs every native test; v2 the tests of vector math and
-# reductions, where the code differs by level (loops and caching are the same at every level).
-# The test binaries are chosen by name with --workspace, not with `-p oxtensor-native`: with
-# another set of packages cargo resolves other dependency features and rebuilds everything.
-# (Other crates' test files of the same names, the runtime's elemwise and reduce, run too.)
-native_tests=()
-for f in crates/oxtensor-native/tests/*.rs; do
-    native_tests+=(--test "$(basename "$f" .rs)")
-done
+# reductions (modules of the native test binary, chosen by name), where the code differs by
+# level (loops and caching are the same at every level). The binary is chosen with
+# --workspace --test, not with `-p oxtensor-native`: with another set of packages cargo
+# resolves other dependency features and rebuilds everything.
 section "Rust: native backend compiled for x86-64-v3"
-OXTENSOR_NATIVE_TARGET=x86-64-v3 cargo test --workspace --no-fail-fast "${native_tests[@]}"
+OXTENSOR_NATIVE_TARGET=x86-64-v3 cargo test --workspace --no-fail-fast --test native_tests
 section "Rust: native backend compiled for x86-64-v2"
-OXTENSOR_NATIVE_TARGET=x86-64-v2 cargo test --workspace --no-fail-fast \
-    --test elemwise --test reduce --test fused --test targets
+OXTENSOR_NATIVE_TARGET=x86-64-v2 cargo test --workspace --no-fail-fast --test native_tests -- \
+    elemwise:: reduce:: fused:: targets::
 
 if [ -f crates/oxtensor-py/pyproject.toml ]; then
     section "Python: build and install the package"

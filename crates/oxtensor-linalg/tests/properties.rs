@@ -2,7 +2,7 @@
 //! solves leave small residuals, identities between ops hold, batching (sequential and
 //! parallel) equals op-by-op calls, and bad inputs give errors naming the argument.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxtensor_data::{DType, Tensor};

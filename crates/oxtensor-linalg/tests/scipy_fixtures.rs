@@ -4,7 +4,7 @@
 //! algorithm more), and every case again in float32 to 1e-4. Factors unique only up
 //! to signs are compared after sign normalisation, together with their reconstructions.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxtensor_data::{DType, Tensor};

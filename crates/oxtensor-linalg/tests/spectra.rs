@@ -9,7 +9,7 @@
 //! bidiagonal matrix are determined to a few ulps *each* (Demmel–Kahan), so the cases
 //! marked `relative` compare every value to `64 n ε` of itself.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxtensor_data::Tensor;

@@ -4,7 +4,7 @@
 //! parallel driver too, and satisfy their defining identities on both sides of the size
 //! where the kernels switch to faer.
 
-mod common;
+use crate::common;
 
 use common::*;
 use oxtensor_data::{DType, Tensor};

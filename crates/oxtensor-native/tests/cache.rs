@@ -3,7 +3,7 @@
 //! and the `oxtensor-cache` command. Each test has its own cache directory, set through the
 //! backend's configuration.
 
-mod common;
+use crate::common;
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, ScalarOp, TensorType, Var, build};
@@ -292,10 +292,15 @@ fn concurrent_processes_build_once() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = std::env::current_exe().expect("test executable");
+    // The test's name as the harness knows it: its module path within the test binary.
+    let this_test = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::concurrent_processes_build_once"),
+        None => "concurrent_processes_build_once".to_owned(),
+    };
     let children: Vec<_> = (0..3)
         .map(|_| {
             std::process::Command::new(&exe)
-                .args(["--exact", "concurrent_processes_build_once", "--nocapture"])
+                .args(["--exact", &this_test, "--nocapture"])
                 .env(CHILD_CACHE, dir.path())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())

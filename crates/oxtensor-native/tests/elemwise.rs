@@ -3,7 +3,7 @@
 //! cases (NaN, ±∞, ±0, integer extremes, zero divisors) with ordinary values, and are read
 //! contiguous, transposed, reversed and broadcast.
 
-mod common;
+use crate::common;
 
 use common::data::{Layout, Rng, tensor};
 use common::{both, input};

@@ -2,7 +2,7 @@
 //! mixing native and interpreted ops (gradients, indexing, matmul, shared variables), against
 //! the interpreter mode.
 
-mod common;
+use crate::common;
 
 use oxtensor::{DType, Mode, Tensor, Var, function, grad_vars, matrix, ops, shared, vector};
 use oxtensor_native::NativeBackend;

@@ -2,7 +2,7 @@
 //! random scalar programs over inputs of random dtypes, applied to random shapes with
 //! broadcasting and contiguous, transposed and reversed inputs.
 
-mod common;
+use crate::common;
 
 use common::both;
 use common::data::{Rng, any_layout, tensor};

@@ -3,7 +3,7 @@
 //! going backwards, scalar and vector steps) against the interpreter's step-by-step loop, and
 //! the cases the C loop hands back to the interpreter (errors, mismatched shapes).
 
-mod common;
+use crate::common;
 
 use common::data::Rng;
 use common::{backend, both};

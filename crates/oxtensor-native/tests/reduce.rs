@@ -2,7 +2,7 @@
 //! dtypes, over every subset of axes of inputs laid out contiguous, transposed and reversed,
 //! alone and with their elementwise producer fused in.
 
-mod common;
+use crate::common;
 
 use common::data::{Layout, Rng, tensor};
 use common::{backend, both, input};

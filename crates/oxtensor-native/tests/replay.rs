@@ -3,7 +3,7 @@
 //! gives (the same kernels on the same walks: bit for bit), follow new values, stay off when
 //! the layout changes, refuse graphs it cannot record, and report errors as the normal path.
 
-mod common;
+use crate::common;
 
 use common::backend;
 use common::data::Rng;

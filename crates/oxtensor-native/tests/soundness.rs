@@ -2,7 +2,7 @@
 //! kernels were not compiled for (dtype, rank, static extent, count), whoever calls it and
 //! whether or not the caller trusts its inputs, so no safe call makes C read out of bounds.
 
-mod common;
+use crate::common;
 
 use oxtensor::{DType, Error, Tensor, function};
 use oxtensor_graph::{FunctionGraph, TensorType, Var, build};

@@ -5,7 +5,7 @@
 //! interpreter, which reports them naming the step. Steps that reduce, read extents, stop on
 //! `until` or index are in `staged_stages.rs`.
 
-mod common;
+use crate::common;
 
 use common::staged::{
     assert_all_staged, assert_reported_by_the_interpreter, inputs_for, run_in_c, square_sum,

@@ -6,7 +6,7 @@
 //! written by hand; shapes or indices the C loop does not take reach the interpreter, which
 //! reports them naming the step.
 
-mod common;
+use crate::common;
 
 use common::data::Rng;
 use common::staged::{

@@ -4,7 +4,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-mod common;
+use crate::common;
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, ScalarOp, build};

@@ -3,7 +3,7 @@
 //! rare branches the short fixtures may miss (ziggurat tails and wedges, the rejection steps of
 //! BTPE, PTRS and HRUA).
 
-mod common;
+use crate::common;
 
 use common::{Draws, arguments, records, run, run_integers};
 use oxtensor_random::default_rng;

@@ -6,7 +6,7 @@
 //! may differ by up to 2 ulp on a C library other than the one NumPy used. The bit generator's
 //! state after the draws must always match, so no draw consumed a different number of words.
 
-mod common;
+use crate::common;
 
 use common::{Draws, arguments, records, run, run_integers};
 use oxtensor_random::default_rng;

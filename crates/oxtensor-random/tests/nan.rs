@@ -4,7 +4,7 @@
 //! reading `mu`) and the generator ends in NumPy's state, so later draws agree too; where NumPy
 //! rejects the value, the error starts with NumPy's message.
 
-mod common;
+use crate::common;
 
 use common::{Draws, arguments, records, run};
 use oxtensor_random::{Generator, RandomError, default_rng};

@@ -21,7 +21,7 @@ use oxtensor_runtime::KernelError;
 use oxtensor_runtime::kernels::{KernelCtx, eval, reduce_of_elemwise};
 use proptest::prelude::*;
 
-mod strided_support;
+use crate::strided_support;
 use strided_support::{Layout, Rng, layout_for};
 
 const REDUCE_OPS: [ReduceOp; 6] = ReduceOp::ALL;

@@ -2,7 +2,7 @@
 //! element-by-element references with independent Python index arithmetic, plus NumPy edge
 //! cases, view-ness and every error path.
 
-mod layout_index_support;
+use crate::layout_index_support;
 
 use layout_index_support::*;
 use oxtensor_data::{DType, Tensor, dispatch_dtype};

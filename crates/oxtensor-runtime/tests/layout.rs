@@ -2,7 +2,7 @@
 //! `SpecifyShape`, `Alloc`, `Arange`, `Eye`, `MakeVector`, `Join`, `Split`) against naive
 //! references on random strided inputs, plus NumPy edge cases, view-ness and every error path.
 
-mod layout_index_support;
+use crate::layout_index_support;
 
 use layout_index_support::*;
 use oxtensor_data::{DType, Tensor, dispatch_dtype, result_type};

@@ -9,7 +9,7 @@ use oxtensor_runtime::KernelError;
 use oxtensor_runtime::kernels::{KernelCtx, eval};
 use proptest::prelude::*;
 
-mod strided_support;
+use crate::strided_support;
 use strided_support::{Layout, Rng, layout_for};
 
 /// `np.matmul` through the kernel dispatcher, output dtype the operands' result type.

@@ -9,7 +9,7 @@ use oxtensor_runtime::KernelError;
 use oxtensor_runtime::kernels::{KernelCtx, eval};
 use proptest::prelude::*;
 
-mod strided_support;
+use crate::strided_support;
 use strided_support::{Layout, Rng, layout};
 
 const OPS: [ReduceOp; 6] = ReduceOp::ALL;

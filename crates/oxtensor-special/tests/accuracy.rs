@@ -29,7 +29,7 @@ fn ulps(a: f64, b: f64) -> f64 {
     (key(a) - key(b)).unsigned_abs() as f64
 }
 
-mod tsv;
+use crate::tsv;
 use tsv::read;
 
 /// Measures `f` against the fixture `name` and prints ours and SciPy's max ulp error. Asserts,

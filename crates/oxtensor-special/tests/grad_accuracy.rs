@@ -12,7 +12,7 @@ use oxtensor_special as sp;
 /// The relative error every point meets.
 const REL: f64 = 1e-14;
 
-mod tsv;
+use crate::tsv;
 use tsv::Row;
 
 /// The rows of fixture `name` (`other` is PyTensor's value).

@@ -167,6 +167,29 @@ pub fn assert_close(what: &str, got: &Tensor, want: &Tensor, tol: Tol) {
     );
 }
 
+/// Panics unless every `*.rs` file of the test directory `tests_dir` (other than `main.rs`) is
+/// declared as a module (`mod name;`) in `main_rs`, the source of that directory's `main.rs`.
+///
+/// The crates whose tests are modules of one test binary turn cargo's discovery of test files
+/// off (one binary per file cost minutes of compiling and linking in CI); this check makes sure
+/// a new file is not silently left out of the build.
+pub fn assert_test_files_declared(tests_dir: &str, main_rs: &str) {
+    let entries = std::fs::read_dir(tests_dir).unwrap_or_else(|e| panic!("{tests_dir}: {e}"));
+    for entry in entries {
+        let path = entry.unwrap_or_else(|e| panic!("{tests_dir}: {e}")).path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_some_and(|e| e == "rs") && stem != "main" {
+            assert!(
+                main_rs.lines().any(|l| l.trim() == format!("mod {stem};")),
+                "{} is not a module of {tests_dir}/main.rs, so it would never be compiled or run",
+                path.display()
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

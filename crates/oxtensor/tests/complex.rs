@@ -9,7 +9,7 @@ use oxtensor::oxtensor_data::{C64, C128};
 use oxtensor::{DType, Tensor, Var, function, grad_vars, tensor};
 use proptest::prelude::*;
 
-mod both_backends;
+use crate::both_backends;
 use both_backends::{modes, run};
 
 fn ctensor(name: &str, dtype: DType, ndim: usize) -> Var {

@@ -11,12 +11,12 @@ use proptest::prelude::*;
 
 // Only the value stream of the shared helpers is used here, not its random expressions.
 #[allow(dead_code)]
-mod random_graphs;
+use crate::random_graphs;
 use random_graphs::pseudo_random;
 
 // Only `run` is used here, not the list of modes.
 #[allow(dead_code)]
-mod both_backends;
+use crate::both_backends;
 use both_backends::run;
 
 fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {

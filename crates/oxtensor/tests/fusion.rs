@@ -6,7 +6,7 @@ use oxtensor::{DType, Function, Mode, OnUnusedInput, Tensor, Var, function, matr
 use proptest::prelude::*;
 use random_graphs::{expr, pseudo_random};
 
-mod random_graphs;
+use crate::random_graphs;
 
 /// exp(-x²)·sin(y) + log1p(|x·y|)
 fn w2(x: &Var, y: &Var) -> Var {

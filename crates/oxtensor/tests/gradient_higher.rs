@@ -2,7 +2,7 @@
 //! differences of the gradient, Hessian-vector products, Jacobians, and pushforwards against
 //! finite differences of the function (and against pullbacks, by duality).
 
-mod gradient_common;
+use crate::gradient_common;
 
 use gradient_common::{Rng, assert_close, check, eval, values};
 use oxtensor::gradient::{

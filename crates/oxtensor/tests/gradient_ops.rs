@@ -2,7 +2,7 @@
 //! joins and splits, indexing and updates, matrix products in all their shapes, and the ops
 //! whose inputs are disconnected (shapes, argmax, eye).
 
-mod gradient_common;
+use crate::gradient_common;
 
 use gradient_common::{Rng, check};
 use oxtensor::ops::{self as b, Idx};

@@ -1,7 +1,7 @@
 //! `verify_grad` for every differentiable `ScalarOp`, over random shapes with broadcast inputs
 //! (extents of 1 and missing leading dimensions), in float64; a few in float32.
 
-mod gradient_common;
+use crate::gradient_common;
 
 use gradient_common::{Rng, check};
 use oxtensor::ops as b;

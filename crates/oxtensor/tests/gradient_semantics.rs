@@ -1,7 +1,7 @@
 //! The conventions of the gradient at kinks and ties, through integers, and of the markers,
 //! checked on values (PyTensor's conventions; see the `oxtensor-grad` crate docs).
 
-mod gradient_common;
+use crate::gradient_common;
 
 use gradient_common::{assert_close, eval, values};
 use oxtensor::gradient::{

@@ -1,8 +1,6 @@
 //! `verify_grad` itself: it accepts correct gradients and reports wrong ones by input,
 //! position and size of the error.
 
-mod gradient_common;
-
 use oxtensor::gradient::{VerifyGradError, VerifyGradOptions, verify_grad, zero_grad};
 use oxtensor::ops as b;
 use oxtensor::{DType, Tensor};

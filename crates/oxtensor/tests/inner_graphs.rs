@@ -9,7 +9,7 @@ use oxtensor_testkit::{Tol, assert_close};
 use random_graphs::{expr, pseudo_random};
 use std::sync::Arc;
 
-mod random_graphs;
+use crate::random_graphs;
 
 fn f64s(v: &[f64]) -> Tensor {
     Tensor::from_slice(v, &[v.len()]).expect("tensor")

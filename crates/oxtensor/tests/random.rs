@@ -7,7 +7,7 @@ use oxtensor::random::{self, Distribution, Generator, default_rng, get_generator
 use oxtensor::{DType, Mode, Tensor, Var, function, grad_vars, ops, vector};
 use random_common::{c, check_all_modes, ci, modes, rng_const, size};
 
-mod random_common;
+use crate::random_common;
 
 #[test]
 fn normal_with_broadcast_parameters_matches_numpy() {

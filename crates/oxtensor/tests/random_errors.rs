@@ -8,7 +8,7 @@ use oxtensor::random::{self, Distribution, default_rng};
 use oxtensor::{DType, Tensor, Var, function, ops};
 use random_common::{c, check_all_modes, ci, modes, rng_const, size, vec_c};
 
-mod random_common;
+use crate::random_common;
 
 fn mat_c(v: &[f64], n: usize) -> Var {
     Var::constant(Tensor::from_slice(v, &[n, n]).expect("matrix"))

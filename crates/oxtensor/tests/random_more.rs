@@ -7,7 +7,7 @@ use oxtensor::random::{self, Distribution, Generator, default_rng};
 use oxtensor::{DType, Tensor, Var, function, ops};
 use random_common::{draws_in_all_modes, ints, rng_const};
 
-mod random_common;
+use crate::random_common;
 
 /// Runs `(next_rng, draw)` in every mode: the draw has shape `shape` and values `want`, and
 /// the next generator is `after`.
