@@ -1,5 +1,5 @@
 //! [`einsum`](super::einsum) lowered to matrix products: each pairwise contraction of the
-//! [path](super::path) is one transpose and reshape per operand, one (batched) `matmul`, and one
+//! [contraction path](super::contraction_path) is one transpose and reshape per operand, one (batched) `matmul`, and one
 //! reshape back. Indices used by one operand only are summed before any product, and a repeated
 //! index within one operand takes that operand's diagonal. Gradients follow from the lowering.
 //!

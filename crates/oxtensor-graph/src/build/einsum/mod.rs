@@ -1,8 +1,9 @@
-//! `np.einsum` as a graph: NumPy's subscripts ([`parse`]: explicit or implicit output,
-//! ellipses, the interleaved sublist form), a contraction order chosen when the graph is built
-//! ([`path`]: NumPy's greedy or optimal search, or right to left as PyTensor does for unknown
-//! shapes), and each pairwise contraction lowered to transposes, reshapes and one (batched)
-//! `matmul` ([`lower`]), so gradients and both backends come for free.
+//! `np.einsum` as a graph: NumPy's subscripts ([`parse()`], `parse.rs`: explicit or implicit
+//! output, ellipses, the interleaved sublist form), a contraction order chosen when the graph
+//! is built ([`contraction_path`], `path.rs`: NumPy's greedy or optimal search, or right to
+//! left as PyTensor does for unknown shapes), and each pairwise contraction lowered to
+//! transposes, reshapes and one (batched) `matmul` (`lower.rs`), so gradients and both
+//! backends come for free.
 //!
 //! This is the one implementation: the Python `pt.einsum` only turns its arguments into a call
 //! of [`einsum_with`].
