@@ -2,11 +2,15 @@
 //! builds the named [`LinalgOp`] with its static parameters (already normalised by the
 //! pure-Python `oxtensor.tensor.linalg`, which holds PyTensor's signatures), and
 //! `_core.matrix_fn(name, x, k)` for the matrix helpers built from other ops (`tril`, `triu`,
-//! `diagonal`, `diag_embed`, `trace`, `matrix_transpose`).
+//! `diagonal`, `diag_embed`, `trace`, `matrix_transpose`); and `pt.einsum`'s builders
+//! (`_core.einsum`, `_core.einsum_sublists`, `_core.einsum_path`), whose whole logic is
+//! [`oxtensor_graph::build::einsum`].
 
+use oxtensor_graph::build::einsum::{self as es, Optimize, Sub};
 use oxtensor_graph::build::linalg as la;
 use oxtensor_graph::{AssumeA, GraphError, LinalgOp, QrMode, Var};
 use pyo3::prelude::*;
+use std::collections::HashMap;
 
 use crate::errors::{graph_err, value_err};
 use crate::site::at_user_site;
@@ -16,6 +20,9 @@ use crate::var::{as_var, wrap, wrap_built};
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg, m)?)?;
     m.add_function(wrap_pyfunction!(matrix_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum_sublists, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum_path, m)?)?;
     Ok(())
 }
 
@@ -152,4 +159,73 @@ fn matrix_fn(py: Python<'_>, name: &str, x: &Bound<'_, PyAny>, k: i64) -> PyResu
         }),
     });
     wrap_built(py, built)
+}
+
+/// An einsum contraction order by name: `"auto"` (PyTensor's), `"greedy"`, `"optimal"`,
+/// `"right_to_left"`.
+fn einsum_strategy(name: &str) -> PyResult<Optimize> {
+    match name {
+        "auto" => Ok(Optimize::Auto),
+        "greedy" => Ok(Optimize::Greedy),
+        "optimal" => Ok(Optimize::Optimal),
+        "right_to_left" => Ok(Optimize::RightToLeft),
+        other => Err(value_err(format!(
+            "einsum: unknown contraction order {other:?}; expected 'auto', 'greedy', 'optimal' \
+             or 'right_to_left'"
+        ))),
+    }
+}
+
+/// `np.einsum(subscripts, *operands)` built by [`es::einsum_with`] along the contraction
+/// order `optimize` (a name of [`einsum_strategy`]).
+#[pyfunction]
+#[pyo3(signature = (subscripts, operands, optimize="auto"))]
+fn einsum(
+    py: Python<'_>,
+    subscripts: &str,
+    operands: Vec<Bound<'_, PyAny>>,
+    optimize: &str,
+) -> PyResult<Py<PyAny>> {
+    let strategy = einsum_strategy(optimize)?;
+    let xs: Vec<Var> = operands
+        .iter()
+        .map(|x| as_var(py, x))
+        .collect::<PyResult<_>>()?;
+    wrap_built(
+        py,
+        at_user_site(py, || es::einsum_with(subscripts, &xs, strategy)),
+    )
+}
+
+/// The subscripts string of the interleaved form: each sublist's integers (`None` for
+/// `Ellipsis`) as letters, and the output's after `->` when given.
+#[pyfunction]
+#[pyo3(signature = (sublists, output=None))]
+fn einsum_sublists(
+    sublists: Vec<Vec<Option<i64>>>,
+    output: Option<Vec<Option<i64>>>,
+) -> PyResult<String> {
+    let sub = |s: &[Option<i64>]| -> Vec<Sub> {
+        s.iter()
+            .map(|e| e.map_or(Sub::Ellipsis, Sub::Index))
+            .collect()
+    };
+    let inputs: Vec<Vec<Sub>> = sublists.iter().map(|s| sub(s)).collect();
+    let output = output.as_deref().map(sub);
+    es::sublist_subscripts(&inputs, output.as_deref()).map_err(graph_err)
+}
+
+/// The pairwise contraction path (`[(i, j), ...]`, NumPy's convention) of `terms` (one string
+/// of labels per operand) to `out` under the strategy named `optimize`, with `sizes` the extent
+/// of every label.
+#[pyfunction]
+fn einsum_path(
+    optimize: &str,
+    terms: Vec<String>,
+    out: &str,
+    sizes: HashMap<char, usize>,
+) -> PyResult<Vec<(usize, usize)>> {
+    let terms: Vec<Vec<char>> = terms.iter().map(|t| t.chars().collect()).collect();
+    let out: Vec<char> = out.chars().collect();
+    es::contraction_path(einsum_strategy(optimize)?, &terms, &out, &sizes).map_err(graph_err)
 }

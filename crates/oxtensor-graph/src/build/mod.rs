@@ -7,6 +7,7 @@
 //! ergonomic Rust use. Front ends (the Python package) call these functions.
 
 pub mod check;
+pub mod einsum;
 mod elemwise;
 pub mod extra;
 mod index;
@@ -18,6 +19,7 @@ pub mod random;
 mod reduce;
 mod special;
 
+pub use einsum::{einsum, einsum_with};
 pub use elemwise::*;
 pub use index::{Idx, inc_subtensor, set_subtensor, subtensor, take};
 pub use layout::*;

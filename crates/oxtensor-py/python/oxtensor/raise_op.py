@@ -137,7 +137,8 @@ class CheckAndRaise:
 
     def __call__(self, value, *conds):
         """``value``, checked by ``conds`` when the function runs."""
-        # Imported here: ``oxtensor.tensor`` (einsum) uses this module while it is imported.
+        # Imported here, not at the top: this module must not import ``oxtensor.tensor``
+        # while that package is being imported.
         from oxtensor.tensor.basic import as_tensor_variable
 
         x = as_tensor_variable(value)

@@ -164,8 +164,8 @@ def _product(xs, one):
 
 
 def einsum(subscripts, *operands, optimize=None):
-    """``np.einsum`` as matrix products along a greedy contraction path
-    (``oxtensor.tensor._linalg_einsum``)."""
+    """``np.einsum`` as matrix products along a contraction order chosen when the graph is
+    built (``oxtensor.tensor._linalg_einsum``; ``optimize`` must be ``None``, as in PyTensor)."""
     from oxtensor.tensor._linalg_einsum import einsum as lowered
 
     return lowered(subscripts, *operands, optimize=optimize)
