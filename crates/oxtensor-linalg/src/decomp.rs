@@ -134,17 +134,19 @@ fn lu_imp<T: Real>(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, L
         OutSpec::float(&[m, k]),
         OutSpec::float(&[k, n]),
     ];
-    b.run(&outs, |c| {
+    b.run_into_kinds(&outs, StackReq::empty(), |c, o, _| {
         let f = Lu::new(c[0].mat());
-        let mut p = vec![T::lit(0.0); if p_indices { m } else { m * m }];
+        // `P` (or its indices) goes straight into the zeroed first output.
         for (i, &r) in f.fwd.iter().enumerate() {
             if p_indices {
-                p[r] = T::lit(i as f64);
+                o[0][r] = T::lit(i as f64);
             } else {
-                p[r * m + i] = T::lit(1.0);
+                o[0][r * m + i] = T::lit(1.0);
             }
         }
-        Ok(vec![p, rows(f.l.as_ref()), rows(f.u.as_ref())])
+        write_rows(f.l.as_ref(), o[1]);
+        write_rows(f.u.as_ref(), o[2]);
+        Ok(())
     })
 }
 
@@ -160,15 +162,18 @@ fn lu_factor_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError
     let b = Batched::<T>::new("lu_factor", inputs, &A)?;
     let (m, n) = matrix_dims(&b, 0, "a")?;
     let k = m.min(n);
-    b.run(&[OutSpec::float(&[m, n]), OutSpec::int32(&[k])], |c| {
+    let outs = [OutSpec::float(&[m, n]), OutSpec::int32(&[k])];
+    b.run_into_kinds(&outs, StackReq::empty(), |c, o, _| {
         let f = Lu::new(c[0].mat());
-        let packed = Mat::from_fn(m, n, |i, j| if i > j { f.l[(i, j)] } else { f.u[(i, j)] });
-        let piv = f
-            .lapack_pivots()
-            .iter()
-            .map(|&p| T::lit(p as f64))
-            .collect();
-        Ok(vec![rows(packed.as_ref()), piv])
+        for (i, row) in o[0].chunks_exact_mut(n.max(1)).take(m).enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = if i > j { f.l[(i, j)] } else { f.u[(i, j)] };
+            }
+        }
+        for (x, p) in o[1].iter_mut().zip(f.lapack_pivots()) {
+            *x = T::lit(p as f64);
+        }
+        Ok(())
     })
 }
 
