@@ -433,7 +433,7 @@ mod tests {
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
         for n in [3, 4, 5, 8, 13, 31, 60] {
-            for kind in 0..8 {
+            for kind in 0..9 {
                 let entry = |i: usize, r: f64| match kind {
                     0 => r - 0.5,
                     1 => (r + 0.1) * 10f64.powi(-(i as i32)),
@@ -443,19 +443,24 @@ mod tests {
                     5 => (r + 0.5) * 1e-200,
                     // Exact zeros (a singular matrix, and a split), and all-equal entries.
                     6 => f64::from(u8::from(i % 4 != 1)) * (r + 0.5),
-                    _ => f64::from(u8::from(i != n / 2)),
+                    7 => f64::from(u8::from(i != n / 2)),
+                    // Subnormal: the QR iteration's absolute threshold would drop every
+                    // e, so it runs on the matrix scaled by 2¹⁰⁰⁰ (dqds scales itself).
+                    _ => (r - 0.5) * 1e-310,
                 };
                 // With exact zeros, the values that should be zero are computed to
                 // within the norm's rounding.
-                let floor = if kind >= 6 { 1.0 } else { 0.0 };
+                let floor = if matches!(kind, 6 | 7) { 1.0 } else { 0.0 };
                 let d: Vec<f64> = (0..n).map(|i| entry(i, next())).collect();
                 let e: Vec<f64> = (0..n - 1).map(|i| entry(i, next())).collect();
                 let (mut d1, mut e1) = (d.clone(), e.clone());
                 crate::dqds::bidiagonal_singular_values(&mut d1, &mut e1)
                     .unwrap_or_else(|_| panic!("dqds gave up: n={n} kind {kind}"));
-                let (mut d2, mut e2) = (d.clone(), e.clone());
+                let scale = if kind == 8 { 2f64.powi(1000) } else { 1.0 };
+                let mut d2: Vec<f64> = d.iter().map(|x| x * scale).collect();
+                let mut e2: Vec<f64> = e.iter().map(|x| x * scale).collect();
                 qr_iteration(&mut d2, &mut e2).expect("QR converges");
-                d2.iter_mut().for_each(|x| *x = x.abs());
+                d2.iter_mut().for_each(|x| *x = x.abs() / scale);
                 d2.sort_unstable_by(|a, b| b.total_cmp(a));
                 for (x, y) in d1.iter().zip(&d2) {
                     assert!(
