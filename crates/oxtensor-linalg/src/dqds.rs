@@ -409,7 +409,9 @@ impl Dqds {
     /// Chooses the next shift `tau` for block `i0..=n0` from the `d`s of the last step
     /// (`dlasq4`): a lower bound on the smallest eigenvalue from the trailing rows when
     /// they dominate it, else a fraction of `dmin`. `n0in` is the block's end before this
-    /// step's deflations.
+    /// step's deflations. Where a bound cannot be formed (an `e` larger than its `q`),
+    /// `dlasq4` returns early and keeps the previous shift; this takes the conservative
+    /// fraction of `dmin` chosen up to that point instead.
     fn choose_shift(&mut self, i0: usize, n0: usize, n0in: usize) {
         const CNST1: f64 = 0.563;
         const CNST2: f64 = 1.01;
