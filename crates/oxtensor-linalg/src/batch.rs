@@ -370,6 +370,31 @@ impl<'a, T: Real> Batched<'a, T> {
 }
 
 impl<T: Real> Batched<'_, T> {
+    /// [`Batched::run_into_many`] for outputs of either kind: the kernel writes every
+    /// output in the op's float dtype (integer ones as exact whole numbers), and the `int32`
+    /// outputs (pivots, permutation indices: small next to the float ones) are converted
+    /// after the run, their only copy.
+    pub fn run_into_kinds<F>(
+        &self,
+        outs: &[OutSpec],
+        scratch: StackReq,
+        kernel: F,
+    ) -> Result<Vec<Tensor>, LinalgError>
+    where
+        F: Fn(&[Core<'_, T>], &mut [&mut [T]], &mut MemStack) -> Result<(), LinalgError> + Sync,
+    {
+        let shapes: Vec<&[usize]> = outs.iter().map(|o| &o.shape[..]).collect();
+        let tensors = self.run_into_many(&shapes, scratch, kernel)?;
+        Ok(tensors
+            .into_iter()
+            .zip(outs)
+            .map(|(t, spec)| match spec.kind {
+                OutKind::Float => t,
+                OutKind::Int32 => t.cast(DType::I32),
+            })
+            .collect())
+    }
+
     /// Like [`Batched::run_into`] for an op with several floating-point outputs (core shapes
     /// `outs`): `kernel` gets one zeroed slice per output, each the element's part of that
     /// output tensor, and writes its results there, so nothing is collected per element and

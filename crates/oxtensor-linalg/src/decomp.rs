@@ -9,7 +9,8 @@ use crate::util::{Lu, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
 use faer::dyn_stack::StackReq;
 use faer::linalg::cholesky::llt;
-use faer::{Mat, MatMut, Par, Side};
+use faer::linalg::svd::{self as faer_svd, ComputeSvdVectors};
+use faer::{ColMut, Mat, MatMut, Par, Side};
 use oxtensor_data::Tensor;
 
 const A: [ArgSpec; 1] = [ArgSpec::matrix("a")];
@@ -133,17 +134,19 @@ fn lu_imp<T: Real>(inputs: &[&Tensor], p_indices: bool) -> Result<Vec<Tensor>, L
         OutSpec::float(&[m, k]),
         OutSpec::float(&[k, n]),
     ];
-    b.run(&outs, |c| {
+    b.run_into_kinds(&outs, StackReq::empty(), |c, o, _| {
         let f = Lu::new(c[0].mat());
-        let mut p = vec![T::lit(0.0); if p_indices { m } else { m * m }];
+        // `P` (or its indices) goes straight into the zeroed first output.
         for (i, &r) in f.fwd.iter().enumerate() {
             if p_indices {
-                p[r] = T::lit(i as f64);
+                o[0][r] = T::lit(i as f64);
             } else {
-                p[r * m + i] = T::lit(1.0);
+                o[0][r * m + i] = T::lit(1.0);
             }
         }
-        Ok(vec![p, rows(f.l.as_ref()), rows(f.u.as_ref())])
+        write_rows(f.l.as_ref(), o[1]);
+        write_rows(f.u.as_ref(), o[2]);
+        Ok(())
     })
 }
 
@@ -159,15 +162,18 @@ fn lu_factor_imp<T: Real>(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError
     let b = Batched::<T>::new("lu_factor", inputs, &A)?;
     let (m, n) = matrix_dims(&b, 0, "a")?;
     let k = m.min(n);
-    b.run(&[OutSpec::float(&[m, n]), OutSpec::int32(&[k])], |c| {
+    let outs = [OutSpec::float(&[m, n]), OutSpec::int32(&[k])];
+    b.run_into_kinds(&outs, StackReq::empty(), |c, o, _| {
         let f = Lu::new(c[0].mat());
-        let packed = Mat::from_fn(m, n, |i, j| if i > j { f.l[(i, j)] } else { f.u[(i, j)] });
-        let piv = f
-            .lapack_pivots()
-            .iter()
-            .map(|&p| T::lit(p as f64))
-            .collect();
-        Ok(vec![rows(packed.as_ref()), piv])
+        for (i, row) in o[0].chunks_exact_mut(n.max(1)).take(m).enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = if i > j { f.l[(i, j)] } else { f.u[(i, j)] };
+            }
+        }
+        for (x, p) in o[1].iter_mut().zip(f.lapack_pivots()) {
+            *x = T::lit(p as f64);
+        }
+        Ok(())
     })
 }
 
@@ -253,23 +259,40 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         return Ok(vec![t]);
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
-    b.run_into_many(&[&[m, ur], &[k], &[vr, n]], StackReq::empty(), |c, o, _| {
-        let a = c[0].mat();
-        let f = if p.full_matrices {
-            a.svd()
-        } else {
-            a.thin_svd()
-        }
-        .map_err(no_conv)?;
-        let s = f.S().column_vector();
-        write_rows(f.U(), o[0]);
-        for (i, x) in o[1].iter_mut().enumerate() {
-            *x = s[i];
-        }
-        write_rows(f.V().transpose(), o[2]);
-        Ok(())
+    let compute = if p.full_matrices {
+        ComputeSvdVectors::Full
+    } else {
+        ComputeSvdVectors::Thin
+    };
+    let params: faer_svd::SvdParams = faer_svd::SvdParams {
+        recursion_threshold: SVD_LEAF,
+        ..faer::Auto::<T>::auto()
+    };
+    let scratch = faer_svd::svd_scratch::<T>(m, n, compute, compute, Par::Seq, params.into());
+    b.run_into_many(&[&[m, ur], &[k], &[vr, n]], scratch, |c, o, stack| {
+        // faer writes the factors straight into the outputs: `U` row-major, and `V` as the
+        // column-major view of `Vh`'s row-major buffer (the same numbers).
+        let [u, s, vh] = o else {
+            unreachable!("three outputs")
+        };
+        faer_svd::svd(
+            c[0].mat(),
+            ColMut::from_slice_mut(s).as_diagonal_mut(),
+            Some(MatMut::from_row_major_slice_mut(u, m, ur)),
+            Some(MatMut::from_column_major_slice_mut(vh, n, vr)),
+            Par::Seq,
+            stack,
+            params.into(),
+        )
+        .map_err(no_conv)
     })
 }
+
+/// Below this size faer's SVD solves a bidiagonal block by the QR iteration with rotations
+/// applied to the vectors; above, by divide and conquer. faer's default (128) leaves
+/// `n = 100` to the QR iteration, which is 10% slower there than one divide step over
+/// two halves.
+const SVD_LEAF: usize = 64;
 
 /// Symmetric eigendecomposition, like `scipy.linalg.eigh`: inputs `[a]` with core signature
 /// `(m,m)->(m),(m,m)`, or `[a, b]`, `(m,m),(m,m)->(m),(m,m)`, for the generalised problem

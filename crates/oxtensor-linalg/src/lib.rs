@@ -39,6 +39,7 @@ mod batch;
 mod bidiag_svals;
 mod construct;
 mod decomp;
+mod dqds;
 mod error;
 mod matfn;
 mod qr_factor;

@@ -28,11 +28,6 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
     let op = if log { "slogdet" } else { "det" };
     let b = Batched::<T>::new(op, inputs, &A)?;
     let n = b.square(0, "a")?;
-    let outs: Vec<OutSpec> = if log {
-        vec![OutSpec::float(&[]), OutSpec::float(&[])]
-    } else {
-        vec![OutSpec::float(&[])]
-    };
     if !log && n <= small::SMALL {
         // One workspace per run, no per-matrix allocation (see `small`).
         let scratch = StackReq::new::<T>(n * n);
@@ -48,14 +43,18 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
         })?;
         return Ok(vec![t]);
     }
-    b.run(&outs, |c| {
+    let shapes: &[&[usize]] = if log { &[&[], &[]] } else { &[&[]] };
+    b.run_into_many(shapes, StackReq::empty(), |c, o, _| {
         let (diag, odd) = lu_diagonal(c[0].data, n);
         let sign = T::lit(if odd { -1.0 } else { 1.0 });
         if !log {
-            return Ok(vec![vec![diag.iter().fold(sign, |acc, &x| acc * x)]]);
+            o[0][0] = diag.iter().fold(sign, |acc, &x| acc * x);
+            return Ok(());
         }
         if diag.contains(&T::lit(0.0)) {
-            return Ok(vec![vec![T::lit(0.0)], vec![T::lit(f64::NEG_INFINITY)]]);
+            o[0][0] = T::lit(0.0);
+            o[1][0] = T::lit(f64::NEG_INFINITY);
+            return Ok(());
         }
         let mut sign = sign;
         let mut logabs = T::lit(0.0);
@@ -65,7 +64,9 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
             }
             logabs += x.abs().ln();
         }
-        Ok(vec![vec![sign], vec![logabs]])
+        o[0][0] = sign;
+        o[1][0] = logabs;
+        Ok(())
     })
 }
 

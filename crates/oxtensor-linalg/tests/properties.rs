@@ -553,6 +553,27 @@ fn multi_output_ops_in_parallel_batches_match_single_calls() {
             &s,
             Box::new(|t| la::eigvalsh(&[t], true).expect("eigvalsh")),
         ),
+        ("lu", &g, Box::new(|t| la::lu(&[t], false).expect("lu"))),
+        (
+            "lu p_indices",
+            &g,
+            Box::new(|t| la::lu(&[t], true).expect("lu")),
+        ),
+        (
+            "lu_factor",
+            &g,
+            Box::new(|t| la::lu_factor(&[t]).expect("lu_factor")),
+        ),
+        (
+            "slogdet",
+            &g,
+            Box::new(|t| la::slogdet(&[t]).expect("slogdet")),
+        ),
+        (
+            "svd full",
+            &g,
+            Box::new(|t| la::svd(&[t], &la::SvdParams::default()).expect("svd")),
+        ),
     ];
     for (name, input, f) in &ops {
         let all = f(input);

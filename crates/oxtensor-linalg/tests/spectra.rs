@@ -97,6 +97,67 @@ fn spectra_match_scipy() {
     }
 }
 
+/// Largest entry of `|x - y|` for two equally long slices.
+fn max_diff(x: &[f64], y: &[f64]) -> f64 {
+    x.iter()
+        .zip(y)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+}
+
+/// The full decomposition on the fixture's matrices (reduced and complete `U`, `Vh`):
+/// `U` and `V` orthogonal to `16 n ε`, `U diag(s) Vh` equal to `A` within `16 n ε ‖A‖₂`, and
+/// `s` equal to SciPy's values within `32 n ε ‖A‖₂` (the vectors path promises normwise,
+/// not per-value, accuracy).
+#[test]
+fn singular_vectors_of_the_fixture_matrices() {
+    let eps = f64::EPSILON;
+    for c in cases().iter().filter(|c| c["op"] == "svdvals") {
+        let name = c["name"].to_string();
+        let shape: Vec<usize> = c["input"]["shape"]
+            .as_array()
+            .expect("shape")
+            .iter()
+            .map(|x| x.as_u64().expect("extent") as usize)
+            .collect();
+        let (m, n) = (shape[0], shape[1]);
+        let k = m.min(n);
+        let data = floats(&c["input"]["data"]);
+        let a = Tensor::from_slice(&data, &shape).expect("tensor");
+        let want = floats(&c["ref"]);
+        let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let size = m.max(n) as f64;
+        for full in [false, true] {
+            let f = la::svd(
+                &[&a],
+                &la::SvdParams {
+                    full_matrices: full,
+                    compute_uv: true,
+                },
+            )
+            .expect("svd");
+            let (u, s, vh) = (mat_at(&f[0], 0), f[1].to_vec_as::<f64>(), mat_at(&f[2], 0));
+            let what = format!("{name} full={full}");
+            assert_close(&what, &s, &want, 32.0 * size * eps * norm, 0.0);
+            let utu = u.t().mul(&u);
+            let vvt = vh.mul(&vh.t());
+            assert!(
+                max_diff(&utu.d, &M::eye(u.c).d) <= 16.0 * size * eps,
+                "{what}: UᵀU"
+            );
+            assert!(
+                max_diff(&vvt.d, &M::eye(vh.r).d) <= 16.0 * size * eps,
+                "{what}: V Vᵀ"
+            );
+            let rebuilt = u.cols(k).scale_cols(&s).mul(&vh.rows(k));
+            assert!(
+                max_diff(&rebuilt.d, &data) <= 16.0 * size * eps * norm,
+                "{what}: U diag(s) Vh = A (off by {:e})",
+                max_diff(&rebuilt.d, &data)
+            );
+        }
+    }
+}
+
 /// A symmetric matrix `Q diag(w) Qᵀ` with the given eigenvalues and a random orthogonal `Q`
 /// (a product of Householder reflections).
 fn with_spectrum(rng: &mut Rng, w: &[f64]) -> M {
