@@ -184,8 +184,15 @@ fn computed_shape(
                 });
             }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
-            Stage::Inc { x, out, .. } | Stage::IncTake { x, out, .. } if *out == v => {
-                return shape_of(*x);
+            Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
+                let shape = shape_of(*x)?;
+                // `acc + inc(0, y)`: the sum's operands have one shape.
+                if let Some(acc) = acc
+                    && shape_of(*acc)? != shape
+                {
+                    return None;
+                }
+                return Some(shape);
             }
             Stage::Take { x, idx, out, .. } if *out == v => {
                 let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);

@@ -678,6 +678,12 @@ fn steps_that_gather_and_scatter_rows_run_as_staged_c_loops() {
     let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
     let fast = build(Mode::FAST_RUN);
     let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+    // The backward loop's running `dE` keeps one row, which the scatter-add updates in place.
+    let source = backend().generate(fast.graph());
+    assert!(
+        source.contains("+ ((t + 0) % 1) * d[") && source.contains("+ ((t + 1) % 1) * d["),
+        "no in-place running sum: {source}"
+    );
     for seed in 0..12 {
         let vals = slices::embedding_values(900 + seed, false);
         let in_c = assert_all_staged(&format!("case {seed}"), &g, &vals);

@@ -148,6 +148,9 @@ pub(crate) enum Stage {
         out: usize,
         /// Replace rather than add.
         set: bool,
+        /// A value copied instead of `x`, which is known to be zeros of its shape: the
+        /// stage then computes `acc + inc(0, y)` (the running sum of a backward step).
+        acc: Option<usize>,
         /// Where its numbers are in `d`: the entries' ([`ENTRY`](super::staged_index::ENTRY) each), then the region's
         /// extents, the result's strides in it and `y`'s (0 where it broadcasts).
         at: usize,
@@ -177,6 +180,9 @@ pub(crate) enum Stage {
         out: usize,
         /// Replace rather than add.
         set: bool,
+        /// A value copied instead of `x`, which is known to be zeros of its shape (as for
+        /// [`Stage::Inc`]).
+        acc: Option<usize>,
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
@@ -492,11 +498,12 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
             entries,
             out,
             set,
+            acc,
             at,
         } => {
             let rank = region_rank(entries, p.values[*x].ty.ndim());
             let parts = super::staged_index::IncParts {
-                x: *x,
+                x: acc.unwrap_or(*x),
                 y: *y,
                 entries,
                 out: *out,
@@ -514,9 +521,11 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
             idx,
             out,
             set,
+            acc,
             at,
         } => {
-            super::staged_index::take(s, p, (*x, *idx, *out), Some((*y, *set)), *at);
+            let from = acc.unwrap_or(*x);
+            super::staged_index::take(s, p, (from, *idx, *out), Some((*y, *set)), *at);
         }
         Stage::Gather { from, out, at } => {
             let _ = writeln!(

@@ -13,7 +13,7 @@
 use super::scalar::ctype;
 use super::staged::{Stage, StagedLoop, ValueKind, region_rank};
 use super::staged_lower::{Lowering, keeps_layout};
-use oxtensor_graph::{IndexEntry, Node, Var};
+use oxtensor_graph::{IndexEntry, Node, Op, Var};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -325,6 +325,7 @@ impl Lowering {
             entries,
             out,
             set,
+            acc: None,
             at,
         });
         Some(())
@@ -377,6 +378,7 @@ impl Lowering {
             idx,
             out,
             set,
+            acc: None,
             at,
         });
         Some(())
@@ -390,13 +392,16 @@ fn reads(st: &Stage) -> Vec<usize> {
         Stage::Nest(n) => n.args.clone(),
         Stage::Gather { from, .. } => vec![*from],
         Stage::MatMul { a, b, acc, .. } => [*a, *b].into_iter().chain(*acc).collect(),
-        Stage::Inc { x, y, entries, .. } => entries
+        Stage::Inc {
+            x, y, entries, acc, ..
+        } => entries
             .iter()
             .flat_map(Entry::reads)
             .chain([*x, *y])
+            .chain(*acc)
             .collect(),
         Stage::Take { x, idx, .. } => vec![*x, *idx],
-        Stage::IncTake { x, y, idx, .. } => vec![*x, *y, *idx],
+        Stage::IncTake { x, y, idx, acc, .. } => [*x, *y, *idx].into_iter().chain(*acc).collect(),
     }
 }
 
@@ -415,9 +420,12 @@ pub(super) fn update_in_place(p: &mut StagedLoop) {
             continue;
         }
         let stage = p.stages.iter().position(|st| match st {
-            Stage::Inc { x: a, out: o, .. } | Stage::IncTake { x: a, out: o, .. } => {
-                *a == x && *o == out
+            Stage::Inc {
+                x: a, out: o, acc, ..
             }
+            | Stage::IncTake {
+                x: a, out: o, acc, ..
+            } => acc.unwrap_or(*a) == x && *o == out,
             _ => false,
         });
         let Some(at) = stage else {
@@ -450,5 +458,84 @@ pub(super) fn update_in_place(p: &mut StagedLoop) {
         if !read_later {
             p.ring[i] = 1;
         }
+    }
+}
+
+/// Whether `v` is known to be all zeros: a constant of zeros, or an `Alloc` (or a view) of
+/// one (`zeros_like`, which the pullbacks of indexing increment).
+pub(crate) fn known_zero(v: &Var) -> bool {
+    if let Some(c) = v.constant_value() {
+        return c.to_vec_as::<f64>().iter().all(|&x| x == 0.0);
+    }
+    match v.owner() {
+        Some((Op::Alloc { .. } | Op::DimShuffle { .. } | Op::SpecifyShape(_), inputs)) => {
+            inputs.first().is_some_and(known_zero)
+        }
+        _ => false,
+    }
+}
+
+impl Lowering {
+    /// Whether value `x` is known to be all zeros (a zero param, or an other value the
+    /// caller found to be zeros).
+    fn zero(&self, x: usize) -> bool {
+        match &self.values[x].kind {
+            ValueKind::Input(k) => k
+                .checked_sub(self.n_taps)
+                .is_some_and(|o| self.zeros.get(o) == Some(&true)),
+            ValueKind::Param { var, .. } => known_zero(var),
+            _ => false,
+        }
+    }
+
+    /// Folds `acc + inc` into the increment stage computing `inc` from zeros (`inc(0, y)`,
+    /// read nowhere else), when `acc` is a value of its dtype and rank in C order: the stage
+    /// then copies `acc` instead of the zeros and writes the sum, `out`, the running sum of a
+    /// backward step. Moves the stage after whatever computes `acc`. Whether it did.
+    pub(super) fn fold_increment(&mut self, acc: usize, inc: usize, out: &Var) -> bool {
+        let found = self.stages.iter().position(|st| match st {
+            Stage::Inc {
+                x,
+                out,
+                set: false,
+                acc: None,
+                ..
+            }
+            | Stage::IncTake {
+                x,
+                out,
+                set: false,
+                acc: None,
+                ..
+            } => *out == inc && self.zero(*x),
+            _ => false,
+        });
+        let (a, i) = (&self.values[acc], &self.values[inc]);
+        let fits = acc != inc
+            && a.ty.dtype == i.ty.dtype
+            && a.ty.ndim() == i.ty.ndim()
+            && out.ty().ndim() == i.ty.ndim()
+            && out.dtype() == i.ty.dtype
+            && a.kind != ValueKind::Folded
+            && keeps_layout(&self.values, acc);
+        let Some(index) = found.filter(|_| fits) else {
+            return false;
+        };
+        let mut stage = self.stages.remove(index);
+        for value in &mut self.values {
+            if value.after > index {
+                value.after -= 1;
+            }
+        }
+        let sum = self.define(out.clone(), ValueKind::Computed);
+        self.values[inc].kind = ValueKind::Folded;
+        if let Stage::Inc { acc: a, out: o, .. } | Stage::IncTake { acc: a, out: o, .. } =
+            &mut stage
+        {
+            *a = Some(acc);
+            *o = sum;
+        }
+        self.stages.push(stage);
+        true
     }
 }

@@ -24,6 +24,8 @@ pub(super) struct Lowering {
     /// The computed values of one element whose value at step 0 the executor can work out
     /// before the loop from the inputs (see `super::staged_index`).
     pub scalars: rustc_hash::FxHashSet<usize>,
+    /// Per other (loop-invariant) value, whether it is known to be all zeros.
+    pub zeros: Vec<bool>,
 }
 
 /// What the program of a node reads: C arguments (`x0, x1, …` for values, literals for
@@ -303,6 +305,15 @@ impl Lowering {
                     .filter(|_| once)
                     .map(|i| (i, acc))
             });
+            // `acc + inc(0, y)`: the increment copies `acc` instead of the zeros.
+            if fused.is_none() {
+                let out = Var::output_of(node, 0);
+                for (acc, inc, var) in [(*x, *y, &read_vars[1]), (*y, *x, &read_vars[0])] {
+                    if uses.get(var) == Some(&1) && self.fold_increment(acc, inc, &out) {
+                        return Some(());
+                    }
+                }
+            }
             if let Some((i, acc_value)) = fused {
                 let mut stage = self.stages.remove(i);
                 for value in &mut self.values {
@@ -367,7 +378,10 @@ impl StagedLoop {
     /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, or a param
     /// (shape arithmetic, see [`ValueKind::Param`]); or a state's next value has another dtype
     /// than the state.
-    pub fn of_scan(s: &Scan) -> Option<StagedLoop> {
+    ///
+    /// `zeros` says per other value of the loop whether it is known to be all zeros (see
+    /// [`super::staged_index::known_zero`]).
+    pub fn of_scan(s: &Scan, zeros: &[bool]) -> Option<StagedLoop> {
         let inputs = s.body.input_types();
         let mut l = Lowering {
             values: inputs
@@ -390,6 +404,7 @@ impl StagedLoop {
                 .map(Vec::len)
                 .sum(),
             scalars: Default::default(),
+            zeros: zeros.to_vec(),
         };
         let uses = use_counts(s);
         for node in toposort(s.body.outputs()) {
