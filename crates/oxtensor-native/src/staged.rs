@@ -65,6 +65,10 @@ fn fits(ty: &TensorType, shape: &[usize]) -> bool {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
+/// What [`layouts`] works out: every value's layout, the values known before the loop, and
+/// the numbers of `d` the indexed views take (where they start, and the numbers).
+type Laid = (Vec<Layout>, Vec<Option<Tensor>>, Vec<(usize, Vec<i64>)>);
+
 /// The layouts of every value of `p` given the shapes of the body inputs, and the value of
 /// each value known before the loop (params, and the other values `others`, which body
 /// inputs from `n_taps` on are; `None` for the rest), or `None` when some stage's operands do
@@ -74,7 +78,7 @@ fn layouts(
     inputs: &[Vec<usize>],
     others: &[&Tensor],
     first: &mut FirstStep<'_>,
-) -> Option<(Vec<Layout>, Vec<Option<Tensor>>, Vec<(usize, Vec<i64>)>)> {
+) -> Option<Laid> {
     let mut numbers = Vec::new();
     let mut out: Vec<Option<Layout>> = vec![None; p.values.len()];
     let mut params: Vec<Option<Tensor>> = vec![None; p.values.len()];
