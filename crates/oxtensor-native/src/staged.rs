@@ -421,7 +421,12 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // params are whole contiguous tensors after the other values in `oth`; a reshape views a
     // base checked to be in C order with as many elements; an indexed view or row update
     // wraps a negative position once and replaces one still outside its extent (`d`) by 0,
-    // flagging the step as failed, so its offset stays within the value. The
+    // flagging the step as failed, so its offset stays within the value; a slice's bounds
+    // clamp to its extent as Python's do, and one whose length is not step 0's (which its
+    // layout and `d` hold) starts at 0 (or at `n - 1` for a negative step) instead, flagging
+    // the step: step 0's slice had that length and step within the extent, so this one
+    // does too; a row gather or scatter checks each index as a position, and its rows are
+    // whole rows of values in C order of the extents checked above. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

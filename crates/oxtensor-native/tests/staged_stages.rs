@@ -596,7 +596,9 @@ fn steps_that_slice_run_as_staged_c_loops() {
         let hand = slices::windowing_by_hand(&vals);
         for (k, ((c, i), h)) in native.iter().zip(&want).zip(&hand).enumerate() {
             assert_close(&format!("case {seed}, output {k}"), c, i, tol);
-            let h = Tensor::from_slice(h, i.shape()).expect("by hand");
+            let h = Tensor::from_slice(h, i.shape())
+                .expect("by hand")
+                .cast(i.dtype());
             assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
         }
         if empty {
@@ -625,6 +627,7 @@ fn steps_that_slice_run_as_staged_c_loops() {
             ];
             all.extend(v.iter().cloned());
             all.push(Var::constant(vals[6].clone()));
+            all.push(Var::constant(vals[7].clone()));
             Ok(square_sum(&slices::windowing_step(&all)))
         },
         &vals[2..6],

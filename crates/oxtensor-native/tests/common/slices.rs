@@ -19,7 +19,9 @@ fn range(start: Option<&Var>, stop: Option<&Var>) -> Idx {
 /// A step reading windows and slices: with `s_t`, `e_t` and `M_t` from sequences, `lo` a
 /// loop-invariant integer and `n = len(x)`, `w = x[s_t : s_t + 3]`,
 /// `v = x[e_t - n : e_t - n + 3]` (negative bounds computed in the step),
-/// `h ← tanh(0.5·h + w − 0.25·v)` and `a ← a` with `h` added at `a[s_t : s_t + 3]`; mapped
+/// `u = x[c % (n − 2) : c % (n − 2) + 3]` with `c` a counter state,
+/// `h ← tanh(0.5·h + w − 0.25·v + 0.125·u)`, `c ← c + 1` and `a ← a` with `h` added at
+/// `a[s_t : s_t + 3]`; mapped
 /// outputs `Σ M_t[lo:]`, the column sums of `M_t[::-1]`, `Σ M_t[lo::-2]` (a negative constant
 /// step), `h[:-1]` and `h` with `h[::-2]` set to 0.
 pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
@@ -28,6 +30,7 @@ pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
         Var::input(None, TensorType::scalar(DType::I64)),
     );
     let (mt, hp, ap) = (typed(&[None, None]), typed(&[None]), typed(&[None]));
+    let cp = Var::input(None, TensorType::scalar(DType::I64));
     let xi = typed(&[None]);
     let lo = Var::input(None, TensorType::scalar(DType::I64));
     let k = Var::int_constant(WINDOW);
@@ -35,7 +38,10 @@ pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
     let w = xi.at(&[range(Some(&st), Some(&(&st + &k)))]);
     let from_end = &et - &n;
     let v = xi.at(&[range(Some(&from_end), Some(&(&from_end + &k)))]);
-    let next = (&(&(&hp * 0.5) + &w) - &(&v * 0.25)).tanh();
+    let q = &cp % &(&n - &Var::int_constant(2));
+    let u = xi.at(&[range(Some(&q), Some(&(&q + &k)))]);
+    let next = (&(&(&(&hp * 0.5) + &w) - &(&v * 0.25)) + &(&u * 0.125)).tanh();
+    let c_next = &cp + &Var::int_constant(1);
     let window = ap.at(&[range(Some(&st), Some(&(&st + &k)))]);
     let a_next = oxtensor::ops::inc_subtensor(&window, &next).expect("inc");
     let rows = mt.at(&[range(Some(&lo), None)]).sum(None);
@@ -52,11 +58,20 @@ pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
     let zeroed = oxtensor::ops::set_subtensor(&next.at(&[Idx::range(None, None, Some(-2))]), &zero)
         .expect("set");
     scan(ScanSpec {
-        tap_inputs: &[st, et, mt, hp, ap],
+        tap_inputs: &[st, et, mt, hp, ap, cp],
         sequence_taps: vec![vec![0], vec![0], vec![0]],
-        state_taps: vec![vec![-1], vec![-1]],
+        state_taps: vec![vec![-1], vec![-1], vec![-1]],
         other_inputs: &[xi, lo],
-        outputs: &[next, a_next, rows, flipped, every_other, head, zeroed],
+        outputs: &[
+            next,
+            a_next,
+            c_next,
+            rows,
+            flipped,
+            every_other,
+            head,
+            zeroed,
+        ],
         n_mapped: 5,
         until: false,
         n_steps: Var::int_constant(-1),
@@ -64,6 +79,7 @@ pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
         initial: &[
             oxtensor::ops::expand_dims(&inputs[3], 0).expect("h0"),
             oxtensor::ops::expand_dims(&inputs[4], 0).expect("a0"),
+            oxtensor::ops::expand_dims(&inputs[7], 0).expect("c0"),
         ],
         others: &inputs[5..7],
         go_backwards: false,
@@ -74,7 +90,7 @@ pub fn windowing_step(inputs: &[Var]) -> Vec<Var> {
 }
 
 /// The graph inputs of [`windowing_step`]: `s`, `e` (integer vectors), `M` (steps × r × c),
-/// `h0`, `a0`, `x`, `lo`.
+/// `h0`, `a0`, `x`, `lo`, `c0`.
 pub fn windowing_inputs() -> Vec<Var> {
     vec![
         Var::input(None, TensorType::of_rank(DType::I64, 1)),
@@ -83,6 +99,7 @@ pub fn windowing_inputs() -> Vec<Var> {
         Var::input(None, TensorType::of_rank(DType::F64, 1)),
         Var::input(None, TensorType::of_rank(DType::F64, 1)),
         Var::input(None, TensorType::of_rank(DType::F64, 1)),
+        Var::input(None, TensorType::scalar(DType::I64)),
         Var::input(None, TensorType::scalar(DType::I64)),
     ]
 }
@@ -129,6 +146,7 @@ pub fn windowing_values(seed: u64, bounds: Bounds) -> Vec<Tensor> {
         values(&mut rng, &[n], 1.0),
         values(&mut rng, &[n], 1.0),
         Tensor::scalar(lo),
+        Tensor::scalar(rng.below(6) as i64),
     ]
 }
 
@@ -140,7 +158,8 @@ pub fn positions(n: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> 
         .collect()
 }
 
-/// [`windowing_step`]'s loop by hand (bounds inside): the trajectories of its outputs.
+/// [`windowing_step`]'s loop by hand (bounds inside): the trajectories of its outputs (the
+/// counter's as floats).
 pub fn windowing_by_hand(vals: &[Tensor]) -> Vec<Vec<f64>> {
     let (s, e) = (vals[0].to_vec_as::<i64>(), vals[1].to_vec_as::<i64>());
     let m = vals[2].to_vec_as::<f64>();
@@ -149,8 +168,9 @@ pub fn windowing_by_hand(vals: &[Tensor]) -> Vec<Vec<f64>> {
     let mut acc = vals[4].to_vec_as::<f64>();
     let x = vals[5].to_vec_as::<f64>();
     let lo = vals[6].to_vec_as::<i64>()[0];
+    let mut counter = vals[7].to_vec_as::<i64>()[0];
     let (n, k) = (x.len(), h.len());
-    let mut out = vec![Vec::new(); 7];
+    let mut out = vec![Vec::new(); 8];
     for (t, (&st, &et)) in s.iter().zip(&e).enumerate() {
         let mt = &m[t * r * c..(t + 1) * r * c];
         let row_sum =
@@ -158,9 +178,12 @@ pub fn windowing_by_hand(vals: &[Tensor]) -> Vec<Vec<f64>> {
         let w = positions(n, Some(st), Some(st + WINDOW), 1);
         let back = et - n as i64;
         let v = positions(n, Some(back), Some(back + WINDOW), 1);
+        let q = counter % (n as i64 - 2);
+        let u = positions(n, Some(q), Some(q + WINDOW), 1);
         h = (0..k)
-            .map(|i| (0.5 * h[i] + x[w[i]] - 0.25 * x[v[i]]).tanh())
+            .map(|i| (0.5 * h[i] + x[w[i]] - 0.25 * x[v[i]] + 0.125 * x[u[i]]).tanh())
             .collect();
+        counter += 1;
         for (i, &p) in w.iter().enumerate() {
             acc[p] += h[i];
         }
@@ -170,11 +193,12 @@ pub fn windowing_by_hand(vals: &[Tensor]) -> Vec<Vec<f64>> {
         }
         out[0].extend(&h);
         out[1].extend(&acc);
-        out[2].push(row_sum(&positions(r, Some(lo), None, 1)));
-        out[3].extend((0..c).map(|j| (0..r).rev().map(|i| mt[i * c + j]).sum::<f64>()));
-        out[4].push(row_sum(&positions(r, Some(lo), None, -2)));
-        out[5].extend(&h[..k - 1]);
-        out[6].extend(zeroed);
+        out[2].push(counter as f64);
+        out[3].push(row_sum(&positions(r, Some(lo), None, 1)));
+        out[4].extend((0..c).map(|j| (0..r).rev().map(|i| mt[i * c + j]).sum::<f64>()));
+        out[5].push(row_sum(&positions(r, Some(lo), None, -2)));
+        out[6].extend(&h[..k - 1]);
+        out[7].extend(zeroed);
     }
     out
 }
