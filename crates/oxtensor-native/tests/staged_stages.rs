@@ -729,3 +729,61 @@ fn a_token_out_of_range_is_reported_by_the_interpreter() {
         assert_reported_by_the_interpreter(&g, vals, "of Scan{embedding}");
     }
 }
+
+/// `G ← G` with `G[idx_t]` set to `2·E[idx_t]` (`AdvancedSetSubtensor1`; with repeated tokens
+/// the last write wins, as in the interpreter): staged, equal to the interpreter and to a
+/// loop by hand.
+#[test]
+fn steps_that_set_rows_run_as_staged_c_loops() {
+    let inputs = vec![
+        Var::input(None, TensorType::of_rank(DType::I64, 2)),
+        Var::input(None, TensorType::of_rank(DType::F64, 2)),
+        Var::input(None, TensorType::of_rank(DType::F64, 2)),
+    ];
+    let it = Var::input(None, TensorType::of_rank(DType::I64, 1));
+    let (gp, ei) = (typed(&[None, None]), typed(&[None, None]));
+    let rows = &ei.at(&[oxtensor::Idx::At(it.clone())]) * 2.0;
+    let next =
+        oxtensor::ops::set_subtensor(&gp.at(&[oxtensor::Idx::At(it.clone())]), &rows).expect("set");
+    let outputs = scan(ScanSpec {
+        tap_inputs: &[it, gp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[ei],
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: &inputs[..1],
+        initial: &[oxtensor::ops::expand_dims(&inputs[1], 0).expect("G0")],
+        others: &inputs[2..3],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("setting"),
+    })
+    .expect("scan");
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    for seed in 0..6 {
+        let vals = slices::embedding_values(1000 + seed, false);
+        let vals = vec![vals[0].clone(), vals[2].clone(), vals[3].clone()];
+        let in_c = assert_all_staged(&format!("case {seed}"), &g, &vals);
+        let (_, want) = both(&inputs, &outputs, &vals);
+        assert_close(&format!("case {seed}"), &in_c[0], &want[0], Tol::EXACT);
+        let (tokens, m) = (vals[0].to_vec_as::<i64>(), vals[0].shape()[1]);
+        let mut gv = vals[1].to_vec_as::<f64>();
+        let e = vals[2].to_vec_as::<f64>();
+        let (vocab, n) = (vals[2].shape()[0] as i64, vals[2].shape()[1]);
+        let mut traj: Vec<f64> = Vec::new();
+        for step in tokens.chunks(m) {
+            for &t in step {
+                let i = t.rem_euclid(vocab) as usize;
+                for j in 0..n {
+                    gv[i * n + j] = 2.0 * e[i * n + j];
+                }
+            }
+            traj.extend(&gv);
+        }
+        let hand = Tensor::from_slice(&traj, want[0].shape()).expect("by hand");
+        assert_close(&format!("case {seed} by hand"), &in_c[0], &hand, Tol::EXACT);
+    }
+}
