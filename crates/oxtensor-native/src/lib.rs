@@ -43,6 +43,7 @@ mod lower;
 mod recurrence;
 mod replay;
 mod staged;
+mod staged_index;
 mod staged_shapes;
 mod walk;
 

@@ -160,7 +160,7 @@ pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
             if let Some(p) = LoopProgram::of_scan(s) {
                 assign.insert(node.id(), Assign::Loop { kernel: index });
                 kernels.push(Kernel::Loop(p));
-            } else if let Some(p) = StagedLoop::of_scan(s) {
+            } else if let Some(p) = StagedLoop::of_scan(s, &zero_others(node, s)) {
                 let program = Arc::new(p);
                 let kernel = index;
                 assign.insert(
@@ -193,4 +193,16 @@ pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
         kernels.push(kernel);
     }
     Lowered { kernels, assign }
+}
+
+/// Per other (loop-invariant) operand of Scan node `node` (of loop `s`), whether it is known
+/// to be all zeros.
+fn zero_others(node: &Node, s: &oxtensor_graph::Scan) -> Vec<bool> {
+    let first = 1 + s.sequence_taps.len() + s.state_taps.len();
+    node.inputs()
+        .get(first..)
+        .unwrap_or_default()
+        .iter()
+        .map(crate::emit::known_zero)
+        .collect()
 }

@@ -8,6 +8,7 @@
 
 use crate::emit::{Stage, StagedLoop, ValueKind};
 use crate::recurrence::{LoopOperands, c_strides, trajectory};
+use crate::staged_index::{self as index, FirstStep};
 use crate::staged_shapes as shapes;
 use oxtensor_data::Tensor;
 use oxtensor_graph::{Scan, TensorType};
@@ -64,6 +65,10 @@ fn fits(ty: &TensorType, shape: &[usize]) -> bool {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
+/// What [`layouts`] works out: every value's layout, the values known before the loop, and
+/// the numbers of `d` the indexed views take (where they start, and the numbers).
+type Laid = (Vec<Layout>, Vec<Option<Tensor>>, Vec<(usize, Vec<i64>)>);
+
 /// The layouts of every value of `p` given the shapes of the body inputs, and the value of
 /// each value known before the loop (params, and the other values `others`, which body
 /// inputs from `n_taps` on are; `None` for the rest), or `None` when some stage's operands do
@@ -72,7 +77,9 @@ fn layouts(
     p: &StagedLoop,
     inputs: &[Vec<usize>],
     others: &[&Tensor],
-) -> Option<(Vec<Layout>, Vec<Option<Tensor>>)> {
+    first: &mut FirstStep<'_>,
+) -> Option<Laid> {
+    let mut numbers = Vec::new();
     let mut out: Vec<Option<Layout>> = vec![None; p.values.len()];
     let mut params: Vec<Option<Tensor>> = vec![None; p.values.len()];
     let n_taps = inputs.len().checked_sub(others.len())?;
@@ -107,13 +114,11 @@ fn layouts(
                 out[v] = Some(Layout::contiguous(t.shape()));
                 params[v] = Some(t.to_contiguous());
             }
-            ValueKind::Indexed { of, index, .. } => {
+            ValueKind::Indexed { of, entries, at } => {
                 let base = out.get(*of)?.as_ref()?;
-                let k = index.len();
-                out[v] = Some(Layout {
-                    shape: base.shape.get(k..)?.to_vec(),
-                    strides: base.strides.get(k..)?.to_vec(),
-                });
+                let (n, layout) = first.entries(entries, base, &params)?;
+                numbers.push((*at, n));
+                out[v] = Some(layout);
             }
             ValueKind::Reshape { of, shape } => {
                 let base = out.get(*of)?.as_ref()?;
@@ -137,7 +142,11 @@ fn layouts(
             return None;
         }
     }
-    Some((out.into_iter().collect::<Option<Vec<_>>>()?, params))
+    Some((
+        out.into_iter().collect::<Option<Vec<_>>>()?,
+        params,
+        numbers,
+    ))
 }
 
 /// The shape of computed value `v`, from its stage's operands.
@@ -179,14 +188,19 @@ fn computed_shape(
                 });
             }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
-            Stage::Inc {
-                x, y, index, out, ..
-            } if *out == v => {
-                let (sx, sy) = (shape_of(*x)?, shape_of(*y)?);
-                let region = sx.get(index.len()..)?;
-                let one = sy.iter().all(|&e| e == 1);
-                let y_one = p.values[*y].ty.shape.iter().all(|d| *d == Some(1));
-                return (sy == region || (one && y_one)).then_some(sx);
+            Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
+                let shape = shape_of(*x)?;
+                // `acc + inc(0, y)`: the sum's operands have one shape.
+                if let Some(acc) = acc
+                    && shape_of(*acc)? != shape
+                {
+                    return None;
+                }
+                return Some(shape);
+            }
+            Stage::Take { x, idx, out, .. } if *out == v => {
+                let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);
+                return Some(si.into_iter().chain(sx.get(1..)?.iter().copied()).collect());
             }
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
@@ -279,7 +293,14 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         }
         shapes.push(t.shape().to_vec());
     }
-    let (layouts, params) = layouts(p, &shapes, others)?;
+    let windows: Vec<i64> = s
+        .sequence_taps
+        .iter()
+        .zip(&lengths)
+        .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
+        .collect();
+    let mut first = FirstStep::new(p, s, sequences, initial, &windows);
+    let (layouts, params, numbers) = layouts(p, &shapes, others, &mut first)?;
     if layouts.iter().any(|l| l.numel() == 0) {
         return None;
     }
@@ -293,13 +314,6 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     let mut scratch_bytes = 0usize;
     for (v, (value, l)) in p.values.iter().zip(&layouts).enumerate() {
         dims[p.numel_at(v)] = l.numel() as i64;
-        if let ValueKind::Indexed { of, index, at } = &value.kind {
-            let base = &layouts[*of];
-            for e in 0..index.len() {
-                dims[at + 2 * e] = *base.shape.get(e)? as i64;
-                dims[at + 2 * e + 1] = *base.strides.get(e)? as i64;
-            }
-        }
         if value.kind == ValueKind::Computed && p.home[v].is_none() {
             dims[p.offset_at(v)] = scratch_bytes as i64;
             let bytes = l.numel().checked_mul(value.ty.dtype.size())?;
@@ -328,27 +342,34 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
                 dims.get_mut(n.at..n.at + numbers.len())?
                     .copy_from_slice(&numbers);
             }
-            Stage::Inc { index, out, at, .. } => {
-                let l = &layouts[*out];
-                for e in 0..index.len() {
-                    dims[at + 2 * e] = *l.shape.get(e)? as i64;
-                    dims[at + 2 * e + 1] = *l.strides.get(e)? as i64;
-                }
-                let region: usize = l.shape.get(index.len()..)?.iter().product();
-                dims[at + 2 * index.len()] = region as i64;
+            Stage::Inc {
+                y,
+                entries,
+                out,
+                at,
+                ..
+            } => {
+                let shape = &layouts[*out].shape;
+                let n = index::inc_dims(&mut first, entries, shape, &layouts[*y], &params)?;
+                dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
+            }
+            Stage::Take { x, idx, at, .. } => {
+                let n = index::take_dims(&layouts[*x], &layouts[*idx], None)?;
+                dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
+            }
+            Stage::IncTake { x, y, idx, at, .. } => {
+                let n = index::take_dims(&layouts[*x], &layouts[*idx], Some(&layouts[*y]))?;
+                dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
             Stage::Elem { .. } => {}
         }
     }
+    for (at, n) in numbers {
+        dims.get_mut(at..at + n.len())?.copy_from_slice(&n);
+    }
     let mut scratch = vec![Line([0; 64]); scratch_bytes.div_ceil(64).max(1)];
     let seq_data: Vec<Tensor> = sequences.iter().map(|t| t.to_contiguous()).collect();
     let seq_ptrs: Vec<*const c_void> = seq_data.iter().map(|t| t.data_ptr().cast()).collect();
-    let windows: Vec<i64> = s
-        .sequence_taps
-        .iter()
-        .zip(&lengths)
-        .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
-        .collect();
     // The other values, then the params (in the order of their values).
     let param_values = p
         .values
@@ -400,7 +421,12 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // params are whole contiguous tensors after the other values in `oth`; a reshape views a
     // base checked to be in C order with as many elements; an indexed view or row update
     // wraps a negative position once and replaces one still outside its extent (`d`) by 0,
-    // flagging the step as failed, so its offset stays within the value. The
+    // flagging the step as failed, so its offset stays within the value; a slice's bounds
+    // clamp to its extent as Python's do, and one whose length is not step 0's (which its
+    // layout and `d` hold) starts at 0 (or at `n - 1` for a negative step) instead, flagging
+    // the step: step 0's slice had that length and step within the extent, so this one
+    // does too; a row gather or scatter checks each index as a position, and its rows are
+    // whole rows of values in C order of the extents checked above. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

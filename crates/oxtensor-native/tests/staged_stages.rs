@@ -9,6 +9,7 @@
 use crate::common;
 
 use common::data::Rng;
+use common::slices;
 use common::staged::{
     assert_all_staged, assert_reported_by_the_interpreter, assert_staged_like, inputs_for,
     square_sum, typed, values,
@@ -18,6 +19,7 @@ use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
 use oxtensor::{Mode, ScanSpec, function, grad, scan};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, TensorType, Var};
+use oxtensor_runtime::{Backend, Executable};
 use oxtensor_testkit::{Tol, assert_close};
 
 /// The inputs of [`reducing_step`]: `x` (steps × m), `h0` (1 × n), `S0` (1 × n × m), `a`.
@@ -456,7 +458,7 @@ fn steps_that_index_non_sequences_run_as_staged_c_loops() {
         let fast = build(Mode::FAST_RUN);
         let source = backend().generate(fast.graph());
         assert!(
-            source.contains("[off + j] +="),
+            source.contains("[off + ") && source.contains("] += v"),
             "no row increment in C: {source}"
         );
         let interp = build(Mode::new("interp", "fast_run").expect("mode"));
@@ -561,4 +563,227 @@ fn a_broadcast_that_does_not_fit_is_reported_by_the_interpreter() {
     let inputs = inputs_for(&vals);
     let g = FunctionGraph::new(inputs.clone(), reducing_step(&inputs)).expect("graph");
     assert_reported_by_the_interpreter(&g, vals, "step 0 of Scan{reducing}");
+}
+
+/// Sliding windows over a non-sequence with bounds from sequences and shape arithmetic
+/// (negative ones too), slices of a loop-invariant bound clamped from anywhere in
+/// `[-r-3, r+3]`, a reversed matrix and a negative constant step: every loop staged where
+/// its slices keep their lengths (and no slice is empty), equal to the interpreter and to a
+/// loop by hand; then with the gradients (the backward step increments the slices).
+#[test]
+fn steps_that_slice_run_as_staged_c_loops() {
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+    let inputs = slices::windowing_inputs();
+    let outputs = slices::windowing_step(&inputs);
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    let cost = square_sum(&outputs);
+    let wrt = &inputs[2..6];
+    let grads = grad(&cost, wrt, &GradOptions::default()).expect("grad");
+    let mut all = outputs.clone();
+    all.extend(grads.iter().filter_map(|g| g.var().cloned()));
+    let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
+    let fast = build(Mode::FAST_RUN);
+    let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+    let mut staged = 0;
+    for seed in 0..12 {
+        let vals = slices::windowing_values(700 + seed, slices::Bounds::Inside);
+        let r = vals[2].shape()[1] as i64;
+        let lo = vals[6].to_vec_as::<i64>()[0];
+        // `M[lo:]` or `M[lo::-2]` empty: the C loop does not take it (no empty values).
+        let empty = slices::positions(r as usize, Some(lo), None, 1).is_empty()
+            || slices::positions(r as usize, Some(lo), None, -2).is_empty();
+        let (native, want) = both(&inputs, &outputs, &vals);
+        let hand = slices::windowing_by_hand(&vals);
+        for (k, ((c, i), h)) in native.iter().zip(&want).zip(&hand).enumerate() {
+            assert_close(&format!("case {seed}, output {k}"), c, i, tol);
+            let h = Tensor::from_slice(h, i.shape())
+                .expect("by hand")
+                .cast(i.dtype());
+            assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
+        }
+        if empty {
+            let (exec, _) = backend().compile_graph(&g).expect("native");
+            exec.run(vals.clone()).expect("native");
+            assert_eq!(exec.interpreted_loops(), 1, "case {seed}");
+            continue;
+        }
+        staged += 1;
+        assert_all_staged(&format!("case {seed}"), &g, &vals);
+        assert_staged_like(
+            &format!("case {seed} with gradients"),
+            fast.graph(),
+            &interp,
+            &vals,
+            tol,
+        );
+    }
+    assert!(staged >= 8, "only {staged} staged cases");
+    let vals = slices::windowing_values(703, slices::Bounds::Inside);
+    verify_grad(
+        |v| {
+            let mut all = vec![
+                Var::constant(vals[0].clone()),
+                Var::constant(vals[1].clone()),
+            ];
+            all.extend(v.iter().cloned());
+            all.push(Var::constant(vals[6].clone()));
+            all.push(Var::constant(vals[7].clone()));
+            Ok(square_sum(&slices::windowing_step(&all)))
+        },
+        &vals[2..6],
+        &VerifyGradOptions::default(),
+    )
+    .expect("windowing gradient");
+}
+
+/// A window that runs past the end of `x` or starts before it at a later step: its length
+/// differs from step 0's, which the C loop cannot decide before the loop, so it hands the
+/// loop to the interpreter's, which gives its result (a window of one element broadcasts) or
+/// reports the mismatched shapes naming the step.
+#[test]
+fn a_window_of_another_length_goes_to_the_interpreter() {
+    let inputs = slices::windowing_inputs();
+    let g = FunctionGraph::new(inputs.clone(), slices::windowing_step(&inputs)).expect("graph");
+    let (native, _) = backend().compile_graph(&g).expect("native");
+    let interp = oxtensor_runtime::Interpreter.compile(&g).expect("interp");
+    for seed in 0..6 {
+        let vals = slices::windowing_values(800 + seed, slices::Bounds::Outside);
+        let before = native.interpreted_loops();
+        match (native.run(vals.clone()), interp.run(vals)) {
+            (Ok(got), Ok(want)) => {
+                for (k, (c, i)) in got.iter().zip(&want).enumerate() {
+                    assert_close(&format!("case {seed}, output {k}"), c, i, Tol::EXACT);
+                }
+            }
+            (Err(got), Err(want)) => {
+                assert_eq!(got.to_string(), want.to_string());
+                assert!(got.to_string().contains("of Scan{windowing}"), "{got}");
+            }
+            (got, want) => panic!("case {seed}: native {got:?}, interpreter {want:?}"),
+        }
+        assert_eq!(native.interpreted_loops(), before + 1, "case {seed}");
+    }
+}
+
+/// An embedding lookup `E[idx_t]` by a vector of token ids per step and a scatter-add of
+/// rows into a state (repeated tokens accumulate): staged, equal to the interpreter and to a
+/// loop by hand, and with the gradients (a scatter-add into the running `dE`).
+#[test]
+fn steps_that_gather_and_scatter_rows_run_as_staged_c_loops() {
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+    let inputs = slices::embedding_inputs();
+    let outputs = slices::embedding_step(&inputs);
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    let cost = square_sum(&outputs);
+    let grads = grad(&cost, &inputs[1..], &GradOptions::default()).expect("grad");
+    let mut all = outputs.clone();
+    all.extend(grads.iter().filter_map(|g| g.var().cloned()));
+    let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
+    let fast = build(Mode::FAST_RUN);
+    let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+    // The backward loop's running `dE` keeps one row, which the scatter-add updates in place.
+    let source = backend().generate(fast.graph());
+    assert!(
+        source.contains("+ ((t + 0) % 1) * d[") && source.contains("+ ((t + 1) % 1) * d["),
+        "no in-place running sum: {source}"
+    );
+    for seed in 0..12 {
+        let vals = slices::embedding_values(900 + seed, false);
+        let in_c = assert_all_staged(&format!("case {seed}"), &g, &vals);
+        let (_, want) = both(&inputs, &outputs, &vals);
+        let hand = slices::embedding_by_hand(&vals);
+        for (k, ((c, i), h)) in in_c.iter().zip(&want).zip(&hand).enumerate() {
+            assert_close(&format!("case {seed}, output {k}"), c, i, tol);
+            let h = Tensor::from_slice(h, i.shape()).expect("by hand");
+            assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
+        }
+        assert_staged_like(
+            &format!("case {seed} with gradients"),
+            fast.graph(),
+            &interp,
+            &vals,
+            tol,
+        );
+    }
+    let vals = slices::embedding_values(905, false);
+    verify_grad(
+        |v| {
+            let mut all = vec![Var::constant(vals[0].clone())];
+            all.extend(v.iter().cloned());
+            Ok(square_sum(&slices::embedding_step(&all)))
+        },
+        &vals[1..],
+        &VerifyGradOptions::default(),
+    )
+    .expect("embedding gradient");
+}
+
+/// A token out of range (past the end, or before the start counting from the end) at a
+/// later step: the interpreter reports the index error naming the step.
+#[test]
+fn a_token_out_of_range_is_reported_by_the_interpreter() {
+    let inputs = slices::embedding_inputs();
+    let g = FunctionGraph::new(inputs.clone(), slices::embedding_step(&inputs)).expect("graph");
+    for seed in 0..4 {
+        let vals = slices::embedding_values(950 + seed, true);
+        assert_reported_by_the_interpreter(&g, vals, "of Scan{embedding}");
+    }
+}
+
+/// `G ← G` with `G[idx_t]` set to `2·E[idx_t]` (`AdvancedSetSubtensor1`; with repeated tokens
+/// the last write wins, as in the interpreter): staged, equal to the interpreter and to a
+/// loop by hand.
+#[test]
+fn steps_that_set_rows_run_as_staged_c_loops() {
+    let inputs = vec![
+        Var::input(None, TensorType::of_rank(DType::I64, 2)),
+        Var::input(None, TensorType::of_rank(DType::F64, 2)),
+        Var::input(None, TensorType::of_rank(DType::F64, 2)),
+    ];
+    let it = Var::input(None, TensorType::of_rank(DType::I64, 1));
+    let (gp, ei) = (typed(&[None, None]), typed(&[None, None]));
+    let rows = &ei.at(&[oxtensor::Idx::At(it.clone())]) * 2.0;
+    let next =
+        oxtensor::ops::set_subtensor(&gp.at(&[oxtensor::Idx::At(it.clone())]), &rows).expect("set");
+    let outputs = scan(ScanSpec {
+        tap_inputs: &[it, gp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[ei],
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: &inputs[..1],
+        initial: &[oxtensor::ops::expand_dims(&inputs[1], 0).expect("G0")],
+        others: &inputs[2..3],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("setting"),
+    })
+    .expect("scan");
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    for seed in 0..6 {
+        let vals = slices::embedding_values(1000 + seed, false);
+        let vals = vec![vals[0].clone(), vals[2].clone(), vals[3].clone()];
+        let in_c = assert_all_staged(&format!("case {seed}"), &g, &vals);
+        let (_, want) = both(&inputs, &outputs, &vals);
+        assert_close(&format!("case {seed}"), &in_c[0], &want[0], Tol::EXACT);
+        let (tokens, m) = (vals[0].to_vec_as::<i64>(), vals[0].shape()[1]);
+        let mut gv = vals[1].to_vec_as::<f64>();
+        let e = vals[2].to_vec_as::<f64>();
+        let (vocab, n) = (vals[2].shape()[0] as i64, vals[2].shape()[1]);
+        let mut traj: Vec<f64> = Vec::new();
+        for step in tokens.chunks(m) {
+            for &t in step {
+                let i = t.rem_euclid(vocab) as usize;
+                for j in 0..n {
+                    gv[i * n + j] = 2.0 * e[i * n + j];
+                }
+            }
+            traj.extend(&gv);
+        }
+        let hand = Tensor::from_slice(&traj, want[0].shape()).expect("by hand");
+        assert_close(&format!("case {seed} by hand"), &in_c[0], &hand, Tol::EXACT);
+    }
 }

@@ -16,6 +16,7 @@ mod recurrence;
 mod scalar;
 mod special;
 mod staged;
+mod staged_index;
 mod staged_lower;
 mod staged_nest;
 #[cfg(test)]
@@ -23,7 +24,8 @@ mod tests;
 
 pub(crate) use program::Program;
 pub(crate) use recurrence::{LoopProgram, ring_rows};
-pub(crate) use staged::{Nest, Stage, StagedLoop, ValueKind};
+pub(crate) use staged::{Entry, Nest, Stage, StagedLoop, ValueKind, region_rank};
+pub(crate) use staged_index::known_zero;
 
 use oxtensor_data::DType;
 use oxtensor_graph::ReduceOp;

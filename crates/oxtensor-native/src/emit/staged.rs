@@ -19,6 +19,7 @@
 use super::program::Program;
 use super::recurrence::{row, sequence_rows};
 use super::scalar::ctype;
+pub(crate) use super::staged_index::Entry;
 use oxtensor_data::DType;
 use oxtensor_graph::{ReduceOp, TensorType, Var};
 use std::fmt::Write;
@@ -54,16 +55,16 @@ pub(crate) enum ValueKind {
         /// Per input of its node: the value it is, or `None` for a constant.
         args: Vec<Option<usize>>,
     },
-    /// `x[i, j, …]`: value `of` at the integer scalars `index` (inputs or params, read at the
-    /// start of each step) in its leading dimensions, its elements in place. An index out of
-    /// range is an error: the step reads element 0 instead and the loop is handed to the
-    /// interpreter's, which reports it.
+    /// `x[i, a:b:c, …]`: value `of` at the positions and slices `entries` of its leading
+    /// dimensions, its elements in place (see `super::staged_index`). A position out of range
+    /// or a slice of another length than at step 0 is an error: the step reads within the value
+    /// instead and the loop is handed to the interpreter's, which reports it or computes it.
     Indexed {
         /// The value indexed.
         of: usize,
-        /// The index values (0-d, signed integers).
-        index: Vec<usize>,
-        /// Where the indexed dimensions' extents and strides are in `d` (two each).
+        /// The entries, one per leading dimension.
+        entries: Vec<Entry>,
+        /// Where the entries' numbers are in `d` ([`ENTRY`](super::staged_index::ENTRY) each).
         at: usize,
     },
     /// A `Reshape` of a value in C order (checked per call): the same elements with the
@@ -83,6 +84,12 @@ pub(crate) struct Value {
     pub ty: TensorType,
     /// Where it comes from.
     pub kind: ValueKind,
+    /// The node output it is (`None` for a body input or a copy the lowering adds), which the
+    /// executor evaluates to find slice bounds at step 0 (see `crate::staged_index`).
+    pub origin: Option<Var>,
+    /// The number of stages that run before its pointer is set (a view of a value computed
+    /// this step, or at positions computed this step, is set after the stage computing it).
+    pub after: usize,
 }
 
 /// One loop of the step.
@@ -127,22 +134,56 @@ pub(crate) enum Stage {
     /// `outs[0]`. Broadcasting elementwise ops, reductions (`Reduce`, `FusedReduce`) and
     /// `Alloc` are nests (see `super::staged_nest`).
     Nest(Nest),
-    /// `out = x` with `out[i, j, …]` set to (or incremented by) `y` (`IncSubtensor` whose
-    /// entries are all positions: the backward step of a loop that indexes). `x` is in C
-    /// order; `y` has the indexed region's shape, or one element.
+    /// `out = x` with the region `x[i, a:b:c, …]` set to (or incremented by) `y`
+    /// (`IncSubtensor` whose entries are positions and slices: the backward step of a loop
+    /// that indexes). `x` is in C order; `y` broadcasts to the region.
     Inc {
         /// The value copied.
         x: usize,
         /// The value written into the region.
         y: usize,
-        /// The positions (0-d signed integer values).
-        index: Vec<usize>,
+        /// The region's entries.
+        entries: Vec<Entry>,
         /// The result.
         out: usize,
         /// Replace rather than add.
         set: bool,
-        /// Where its numbers are in `d`: per position the extent and the stride of its
-        /// dimension, then the region's element count.
+        /// A value copied instead of `x`, which is known to be zeros of its shape: the
+        /// stage then computes `acc + inc(0, y)` (the running sum of a backward step).
+        acc: Option<usize>,
+        /// Where its numbers are in `d`: the entries' ([`ENTRY`](super::staged_index::ENTRY) each), then the region's
+        /// extents, the result's strides in it and `y`'s (0 where it broadcasts).
+        at: usize,
+    },
+    /// `out = x[idx]` along the first axis (`AdvancedSubtensor1`, an integer vector `idx`):
+    /// rows copied in C order.
+    Take {
+        /// The value indexed (its rows in C order).
+        x: usize,
+        /// The indices (a signed integer vector).
+        idx: usize,
+        /// The rows gathered.
+        out: usize,
+        /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
+        at: usize,
+    },
+    /// `out = x` with `out[idx[k]]` incremented by (or set to) `y[k]` in the order of `k`
+    /// (`AdvancedIncSubtensor1` along the first axis): repeated indices accumulate.
+    IncTake {
+        /// The value copied (in C order).
+        x: usize,
+        /// The rows written (one per index, or one element).
+        y: usize,
+        /// The indices (a signed integer vector).
+        idx: usize,
+        /// The result.
+        out: usize,
+        /// Replace rather than add.
+        set: bool,
+        /// A value copied instead of `x`, which is known to be zeros of its shape (as for
+        /// [`Stage::Inc`]).
+        acc: Option<usize>,
+        /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
 }
@@ -343,151 +384,17 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
         }
     }
     s.push_str("    int32_t bad = 0;\n");
-    let mut other = 0;
-    let mut param = p.n_others();
-    for (v, value) in p.values.iter().enumerate() {
-        match &value.kind {
-            ValueKind::Input(i) if *i >= k => {
-                let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{other}];", t = ty(v));
-                other += 1;
-            }
-            ValueKind::Param { .. } => {
-                let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{param}];", t = ty(v));
-                param += 1;
-            }
-            ValueKind::Indexed { of, index, at } => {
-                let _ = writeln!(s, "    {t} *v{v} = v{of};", t = ty(v));
-                for (e, ix) in index.iter().enumerate() {
-                    let _ = writeln!(
-                        s,
-                        "    {{\n      int64_t i = (int64_t)v{ix}[0];\n      const int64_t n = d[{a}];\n      \
-                         if (i < 0) i += n;\n      if (i < 0 || i >= n) {{ bad = 1; i = 0; }}\n      \
-                         v{v} += i * d[{}];\n    }}",
-                        at + 2 * e + 1,
-                        a = at + 2 * e
-                    );
-                }
-            }
-            ValueKind::Input(_) | ValueKind::Folded => {}
-            ValueKind::View { of, .. } | ValueKind::Reshape { of, .. } => {
-                let _ = writeln!(s, "    {t} *v{v} = v{of};", t = ty(v));
-            }
-            ValueKind::Computed => {
-                if let Some(m) = p.home[v] {
-                    let _ = writeln!(
-                        s,
-                        "    {t} *v{v} = ({t} *)buf[{m}] + {} * d[{}];",
-                        out_row(p, m),
-                        p.numel_at(v),
-                        t = ty(v)
-                    );
-                }
-            }
+    // Each value's pointer is set before the first stage reading it, after those it needs.
+    let mut counters = (0, p.n_others());
+    let mut pending = p.values.iter().enumerate().peekable();
+    for (i, st) in p.stages.iter().enumerate() {
+        while let Some((v, _)) = pending.next_if(|(_, value)| value.after <= i) {
+            pointer(&mut s, p, v, k, &mut counters);
         }
+        stage(&mut s, p, st);
     }
-    for st in &p.stages {
-        match st {
-            Stage::Elem {
-                program,
-                args,
-                outs,
-            } => {
-                let first = outs.first().copied().unwrap_or(0);
-                let _ = writeln!(
-                    s,
-                    "    {{\n      const int64_t n = d[{}];\n#pragma GCC ivdep\n      \
-                     for (int64_t j = 0; j < n; j++) {{",
-                    p.numel_at(first)
-                );
-                for (k, (v, one)) in args.iter().enumerate() {
-                    let at = if *one { "0" } else { "j" };
-                    let _ = writeln!(s, "        const {} x{k} = v{v}[{at}];", ty(*v));
-                }
-                for st in &program.stmts {
-                    let _ = writeln!(s, "        {st}");
-                }
-                for e in &program.errors {
-                    let _ = writeln!(s, "        bad |= {e};");
-                }
-                for (o, (value, _)) in outs.iter().zip(&program.outputs) {
-                    let _ = writeln!(s, "        v{o}[j] = {value};");
-                }
-                s.push_str("      }\n    }\n");
-            }
-            Stage::Nest(n) => super::staged_nest::emit(&mut s, p, n),
-            Stage::Inc {
-                x,
-                y,
-                index,
-                out,
-                set,
-                at,
-            } => {
-                let _ = writeln!(
-                    s,
-                    "    {{\n      memcpy(v{out}, v{x}, (size_t)d[{}] * sizeof({t}));\n      \
-                     int64_t off = 0;",
-                    p.numel_at(*out),
-                    t = ty(*out)
-                );
-                for (e, ix) in index.iter().enumerate() {
-                    let _ = writeln!(
-                        s,
-                        "      {{\n        int64_t i = (int64_t)v{ix}[0];\n        \
-                         const int64_t n = d[{a}];\n        if (i < 0) i += n;\n        \
-                         if (i < 0 || i >= n) {{ bad = 1; i = 0; }}\n        \
-                         off += i * d[{}];\n      }}",
-                        at + 2 * e + 1,
-                        a = at + 2 * e
-                    );
-                }
-                let read = if p.values[*y].ty.shape.iter().all(|d| *d == Some(1)) {
-                    "0"
-                } else {
-                    "j"
-                };
-                let op = if *set { "=" } else { "+=" };
-                let _ = writeln!(
-                    s,
-                    "      for (int64_t j = 0; j < d[{}]; j++) v{out}[off + j] {op} v{y}[{read}];\n    }}",
-                    at + 2 * index.len()
-                );
-            }
-            Stage::Gather { from, out, at } => {
-                let _ = writeln!(
-                    s,
-                    "    for (int64_t i = 0; i < d[{at}]; i++) {{\n      \
-                     for (int64_t j = 0; j < d[{}]; j++) {{\n        \
-                     v{out}[i * d[{}] + j] = v{from}[i * d[{}] + j * d[{}]];\n      }}\n    }}",
-                    at + 1,
-                    at + 1,
-                    at + 2,
-                    at + 3
-                );
-            }
-            Stage::MatMul { a, b, acc, out, at } => {
-                let acc = acc.map_or_else(|| "0".to_string(), |v| format!("v{v}"));
-                let (left, s0, s1) = if p.invariant_matrix(st).is_some() {
-                    (format!("m{at}"), format!("m{at}s0"), format!("m{at}s1"))
-                } else {
-                    (
-                        format!("v{a}"),
-                        format!("d[{}]", at + 3),
-                        format!("d[{}]", at + 4),
-                    )
-                };
-                let _ = writeln!(
-                    s,
-                    "    ox_mm_{t}(d[{at}], d[{}], d[{}], {left}, {s0}, {s1}, v{b}, d[{}], \
-                     d[{}], {acc}, v{out});",
-                    at + 1,
-                    at + 2,
-                    at + 5,
-                    at + 6,
-                    t = ty(*out)
-                );
-            }
-        }
+    for (v, _) in pending {
+        pointer(&mut s, p, v, k, &mut counters);
     }
     // Outputs that are not written in place: copied into their rows.
     for (m, &v) in p.outputs.iter().enumerate() {
@@ -516,4 +423,153 @@ fn out_row(p: &StagedLoop, m: usize) -> String {
         None => "t".to_string(),
     };
     row(&at, p.ring[m])
+}
+
+/// Appends the C setting value `v`'s pointer (`k`: the number of tap inputs; `counters`: the
+/// other values and params placed so far).
+fn pointer(s: &mut String, p: &StagedLoop, v: usize, k: usize, counters: &mut (usize, usize)) {
+    let t = ctype(p.values[v].ty.dtype);
+    match &p.values[v].kind {
+        ValueKind::Input(i) if *i >= k => {
+            let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{}];", counters.0);
+            counters.0 += 1;
+        }
+        ValueKind::Param { .. } => {
+            let _ = writeln!(s, "    {t} *v{v} = ({t} *)oth[{}];", counters.1);
+            counters.1 += 1;
+        }
+        ValueKind::Indexed { of, entries, at } => {
+            let _ = writeln!(s, "    {t} *v{v};\n    {{\n      int64_t off = 0;");
+            super::staged_index::resolve(s, entries, *at, "      ");
+            let _ = writeln!(s, "      v{v} = v{of} + off;\n    }}");
+        }
+        ValueKind::Input(_) | ValueKind::Folded => {}
+        ValueKind::View { of, .. } | ValueKind::Reshape { of, .. } => {
+            let _ = writeln!(s, "    {t} *v{v} = v{of};");
+        }
+        ValueKind::Computed => {
+            if let Some(m) = p.home[v] {
+                let _ = writeln!(
+                    s,
+                    "    {t} *v{v} = ({t} *)buf[{m}] + {} * d[{}];",
+                    out_row(p, m),
+                    p.numel_at(v)
+                );
+            }
+        }
+    }
+}
+
+/// Appends the C of stage `st` of `p`.
+fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
+    let ty = |v: usize| ctype(p.values[v].ty.dtype);
+    match st {
+        Stage::Elem {
+            program,
+            args,
+            outs,
+        } => {
+            let first = outs.first().copied().unwrap_or(0);
+            let _ = writeln!(
+                s,
+                "    {{\n      const int64_t n = d[{}];\n#pragma GCC ivdep\n      \
+                 for (int64_t j = 0; j < n; j++) {{",
+                p.numel_at(first)
+            );
+            for (k, (v, one)) in args.iter().enumerate() {
+                let at = if *one { "0" } else { "j" };
+                let _ = writeln!(s, "        const {} x{k} = v{v}[{at}];", ty(*v));
+            }
+            for st in &program.stmts {
+                let _ = writeln!(s, "        {st}");
+            }
+            for e in &program.errors {
+                let _ = writeln!(s, "        bad |= {e};");
+            }
+            for (o, (value, _)) in outs.iter().zip(&program.outputs) {
+                let _ = writeln!(s, "        v{o}[j] = {value};");
+            }
+            s.push_str("      }\n    }\n");
+        }
+        Stage::Nest(n) => super::staged_nest::emit(s, p, n),
+        Stage::Inc {
+            x,
+            y,
+            entries,
+            out,
+            set,
+            acc,
+            at,
+        } => {
+            let rank = region_rank(entries, p.values[*x].ty.ndim());
+            let parts = super::staged_index::IncParts {
+                x: acc.unwrap_or(*x),
+                y: *y,
+                entries,
+                out: *out,
+                set: *set,
+                at: *at,
+            };
+            super::staged_index::inc(s, p, parts, rank);
+        }
+        Stage::Take { x, idx, out, at } => {
+            super::staged_index::take(s, p, (*x, *idx, *out), None, *at);
+        }
+        Stage::IncTake {
+            x,
+            y,
+            idx,
+            out,
+            set,
+            acc,
+            at,
+        } => {
+            let from = acc.unwrap_or(*x);
+            super::staged_index::take(s, p, (from, *idx, *out), Some((*y, *set)), *at);
+        }
+        Stage::Gather { from, out, at } => {
+            let _ = writeln!(
+                s,
+                "    for (int64_t i = 0; i < d[{at}]; i++) {{\n      \
+                 for (int64_t j = 0; j < d[{}]; j++) {{\n        \
+                 v{out}[i * d[{}] + j] = v{from}[i * d[{}] + j * d[{}]];\n      }}\n    }}",
+                at + 1,
+                at + 1,
+                at + 2,
+                at + 3
+            );
+        }
+        Stage::MatMul { a, b, acc, out, at } => {
+            let acc = acc.map_or_else(|| "0".to_string(), |v| format!("v{v}"));
+            let (left, s0, s1) = if p.invariant_matrix(st).is_some() {
+                (format!("m{at}"), format!("m{at}s0"), format!("m{at}s1"))
+            } else {
+                (
+                    format!("v{a}"),
+                    format!("d[{}]", at + 3),
+                    format!("d[{}]", at + 4),
+                )
+            };
+            let _ = writeln!(
+                s,
+                "    ox_mm_{t}(d[{at}], d[{}], d[{}], {left}, {s0}, {s1}, v{b}, d[{}], \
+                 d[{}], {acc}, v{out});",
+                at + 1,
+                at + 2,
+                at + 5,
+                at + 6,
+                t = ty(*out)
+            );
+        }
+    }
+}
+
+/// The rank of the region a basic index of `entries` selects in a value of rank `ndim`: its
+/// slices' dimensions and the dimensions it does not index.
+pub(crate) fn region_rank(entries: &[Entry], ndim: usize) -> usize {
+    let slices = entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Slice { .. }))
+        .count();
+    slices + ndim.saturating_sub(entries.len())
 }

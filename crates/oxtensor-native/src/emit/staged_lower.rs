@@ -3,24 +3,29 @@
 
 use super::program::{Program, inline};
 use super::scalar::{ctype, expr, literal};
-use super::staged::{Nest, SLOT, Stage, StagedLoop, Value, ValueKind};
+use super::staged::{Entry, Nest, SLOT, Stage, StagedLoop, Value, ValueKind};
 use oxtensor_data::DType;
-use oxtensor_graph::{
-    IndexEntry, Node, NodeKind, Op, ReduceOp, ScalarOp, Scan, TensorType, Var, toposort,
-};
+use oxtensor_graph::{Node, NodeKind, Op, ReduceOp, ScalarOp, Scan, TensorType, Var, toposort};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// The values and stages of a step being lowered.
-struct Lowering {
-    values: Vec<Value>,
+pub(super) struct Lowering {
+    /// The values so far.
+    pub values: Vec<Value>,
     /// The value of each lowered node output (and constant made a param).
-    of: FxHashMap<Var, usize>,
-    stages: Vec<Stage>,
+    pub of: FxHashMap<Var, usize>,
+    /// The stages so far.
+    pub stages: Vec<Stage>,
     /// Entries of `d` the slotted stages so far take.
-    slots: usize,
+    pub slots: usize,
     /// The number of body inputs that are taps (the others are loop-invariant).
-    n_taps: usize,
+    pub n_taps: usize,
+    /// The computed values of one element whose value at step 0 the executor can work out
+    /// before the loop from the inputs (see `super::staged_index`).
+    pub scalars: rustc_hash::FxHashSet<usize>,
+    /// Per other (loop-invariant) value, whether it is known to be all zeros.
+    pub zeros: Vec<bool>,
 }
 
 /// What the program of a node reads: C arguments (`x0, x1, …` for values, literals for
@@ -30,19 +35,25 @@ type Reads = (Vec<(String, DType)>, Vec<usize>, Vec<Var>);
 impl Lowering {
     /// Appends a value.
     fn push(&mut self, ty: TensorType, kind: ValueKind) -> usize {
-        self.values.push(Value { ty, kind });
+        self.values.push(Value {
+            ty,
+            kind,
+            origin: None,
+            after: self.stages.len(),
+        });
         self.values.len() - 1
     }
 
     /// Appends the value `v` is.
-    fn define(&mut self, v: Var, kind: ValueKind) -> usize {
+    pub(super) fn define(&mut self, v: Var, kind: ValueKind) -> usize {
         let x = self.push(v.ty().clone(), kind);
+        self.values[x].origin = Some(v.clone());
         self.of.insert(v, x);
         x
     }
 
     /// The value `v` is: a body input, a lowered node's output, or a constant (a param).
-    fn value(&mut self, v: &Var) -> Option<usize> {
+    pub(super) fn value(&mut self, v: &Var) -> Option<usize> {
         match v.node().kind() {
             NodeKind::Placeholder(i) => Some(*i),
             _ if self.of.contains_key(v) => self.of.get(v).copied(),
@@ -59,7 +70,7 @@ impl Lowering {
 
     /// Whether value `x` is known before the loop: a param or an other (loop-invariant)
     /// value of the step.
-    fn is_param(&self, x: usize) -> bool {
+    pub(super) fn is_param(&self, x: usize) -> bool {
         match self.values[x].kind {
             ValueKind::Param { .. } => true,
             ValueKind::Input(k) => k >= self.n_taps,
@@ -294,8 +305,22 @@ impl Lowering {
                     .filter(|_| once)
                     .map(|i| (i, acc))
             });
+            // `acc + inc(0, y)`: the increment copies `acc` instead of the zeros.
+            if fused.is_none() {
+                let out = Var::output_of(node, 0);
+                for (acc, inc, var) in [(*x, *y, &read_vars[1]), (*y, *x, &read_vars[0])] {
+                    if uses.get(var) == Some(&1) && self.fold_increment(acc, inc, &out) {
+                        return Some(());
+                    }
+                }
+            }
             if let Some((i, acc_value)) = fused {
                 let mut stage = self.stages.remove(i);
+                for value in &mut self.values {
+                    if value.after > i {
+                        value.after -= 1;
+                    }
+                }
                 let sum = self.define(Var::output_of(node, 0), ValueKind::Computed);
                 if let Stage::MatMul { acc, out, .. } = &mut stage {
                     self.values[*out].kind = ValueKind::Folded;
@@ -308,81 +333,15 @@ impl Lowering {
         }
         let inputs: Vec<DType> = reads.iter().map(|r| self.values[r.0].ty.dtype).collect();
         let program = elem_program(op, inputs, &args, &out_types)?;
+        let known = reads.iter().all(|&(x, _)| self.probeable(x));
         let outs = self.outputs(node, out_ty.ndim())?;
+        if known && outs.iter().all(|&o| one_element(&self.values[o].ty)) {
+            self.scalars.extend(outs.iter().copied());
+        }
         self.stages.push(Stage::Elem {
             program,
             args: reads,
             outs,
-        });
-        Some(())
-    }
-
-    /// Lowers a `Subtensor` whose entries are all single integer positions read from body
-    /// inputs or params (a non-sequence indexed by the step counter or a state, say).
-    fn index(&mut self, node: &Arc<Node>, spec: &[IndexEntry]) -> Option<()> {
-        let inputs = node.inputs();
-        let of = self.value(inputs.first()?)?;
-        if spec.iter().any(|e| *e != IndexEntry::Index) || spec.len() > self.values[of].ty.ndim() {
-            return None;
-        }
-        let mut index = Vec::new();
-        for v in &inputs[1..] {
-            let x = self.value(v)?;
-            let ok = matches!(
-                self.values[x].kind,
-                ValueKind::Input(_) | ValueKind::Param { .. }
-            );
-            if !ok || !v.dtype().is_signed_int() || v.ty().ndim() != 0 {
-                return None;
-            }
-            index.push(x);
-        }
-        let at = self.slots;
-        self.slots += 2 * index.len();
-        self.define(
-            Var::output_of(node, 0),
-            ValueKind::Indexed { of, index, at },
-        );
-        Some(())
-    }
-
-    /// Lowers an `IncSubtensor` whose entries are all single integer positions, of a value
-    /// in C order and a value of its dtype in C order.
-    fn inc(&mut self, node: &Arc<Node>, spec: &[IndexEntry], set: bool) -> Option<()> {
-        let inputs = node.inputs();
-        let x = self.value(inputs.first()?)?;
-        let y = self.value(inputs.get(1)?)?;
-        let (tx, ty) = (&self.values[x].ty, &self.values[y].ty);
-        if spec.iter().any(|e| *e != IndexEntry::Index)
-            || spec.len() > tx.ndim()
-            || tx.dtype != ty.dtype
-            || tx.dtype.is_complex()
-            || !keeps_layout(&self.values, x)
-            || !keeps_layout(&self.values, y)
-        {
-            return None;
-        }
-        let mut index = Vec::new();
-        for v in &inputs[2..] {
-            let i = self.value(v)?;
-            if !v.dtype().is_signed_int()
-                || v.ty().ndim() != 0
-                || self.values[i].kind == ValueKind::Folded
-            {
-                return None;
-            }
-            index.push(i);
-        }
-        let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
-        let at = self.slots;
-        self.slots += 2 * index.len() + 1;
-        self.stages.push(Stage::Inc {
-            x,
-            y,
-            index,
-            out,
-            set,
-            at,
         });
         Some(())
     }
@@ -419,7 +378,10 @@ impl StagedLoop {
     /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, or a param
     /// (shape arithmetic, see [`ValueKind::Param`]); or a state's next value has another dtype
     /// than the state.
-    pub fn of_scan(s: &Scan) -> Option<StagedLoop> {
+    ///
+    /// `zeros` says per other value of the loop whether it is known to be all zeros (see
+    /// [`super::staged_index::known_zero`]).
+    pub fn of_scan(s: &Scan, zeros: &[bool]) -> Option<StagedLoop> {
         let inputs = s.body.input_types();
         let mut l = Lowering {
             values: inputs
@@ -428,6 +390,8 @@ impl StagedLoop {
                 .map(|(k, t)| Value {
                     ty: t.clone(),
                     kind: ValueKind::Input(k),
+                    origin: None,
+                    after: 0,
                 })
                 .collect(),
             of: FxHashMap::default(),
@@ -439,6 +403,8 @@ impl StagedLoop {
                 .chain(&s.state_taps)
                 .map(Vec::len)
                 .sum(),
+            scalars: Default::default(),
+            zeros: zeros.to_vec(),
         };
         let uses = use_counts(s);
         for node in toposort(s.body.outputs()) {
@@ -471,6 +437,8 @@ impl StagedLoop {
                 }
                 Op::Subtensor(spec) => l.index(&node, spec)?,
                 Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
+                Op::Take { axis: 0 } => l.take(&node)?,
+                Op::IncTake { axis: 0, set } => l.inc_take(&node, *set)?,
                 Op::MatMul => l.matmul(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
@@ -523,7 +491,11 @@ impl StagedLoop {
         let base = 2 * values.len();
         for st in &mut l.stages {
             match st {
-                Stage::MatMul { at, .. } | Stage::Gather { at, .. } | Stage::Inc { at, .. } => {
+                Stage::MatMul { at, .. }
+                | Stage::Gather { at, .. }
+                | Stage::Inc { at, .. }
+                | Stage::Take { at, .. }
+                | Stage::IncTake { at, .. } => {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
@@ -535,7 +507,7 @@ impl StagedLoop {
                 *at += base;
             }
         }
-        Some(StagedLoop {
+        let mut p = StagedLoop {
             values: l.values,
             stages: l.stages,
             outputs,
@@ -546,7 +518,9 @@ impl StagedLoop {
             ring: (0..n_outputs).map(|i| super::ring_rows(s, i)).collect(),
             until,
             slots: l.slots,
-        })
+        };
+        super::staged_index::update_in_place(&mut p);
+        Some(p)
     }
 }
 
@@ -600,7 +574,7 @@ fn fusable(
 /// Whether value `v` holds its elements in C order (it is not a view, or each view on the
 /// way keeps the order of the dimensions it keeps; a reshape is checked to be in C order
 /// when the loop runs).
-fn keeps_layout(values: &[Value], mut v: usize) -> bool {
+pub(super) fn keeps_layout(values: &[Value], mut v: usize) -> bool {
     loop {
         match &values[v].kind {
             ValueKind::View { of, order } => {
@@ -610,8 +584,19 @@ fn keeps_layout(values: &[Value], mut v: usize) -> bool {
                 }
                 v = *of;
             }
-            // The trailing dimensions of a value in C order are.
-            ValueKind::Indexed { of, .. } => v = *of,
+            // The trailing dimensions of a value in C order are, after positions and at most
+            // one slice of step 1 on the last entry.
+            ValueKind::Indexed { of, entries, .. } => {
+                let (last, before) = match entries.split_last() {
+                    Some(split) => split,
+                    None => (&Entry::At(0), &[][..]),
+                };
+                let unit = matches!(last, Entry::At(_) | Entry::Slice { step: None, .. });
+                if !unit || before.iter().any(|e| !matches!(e, Entry::At(_))) {
+                    return false;
+                }
+                v = *of;
+            }
             _ => return true,
         }
     }
@@ -627,7 +612,7 @@ fn constant(v: &Var) -> Option<String> {
 }
 
 /// Whether a value of type `t` always has exactly one element.
-fn one_element(t: &TensorType) -> bool {
+pub(super) fn one_element(t: &TensorType) -> bool {
     t.shape.iter().all(|d| *d == Some(1))
 }
 
