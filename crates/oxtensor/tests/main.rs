@@ -11,6 +11,7 @@ mod branch_rewrites;
 mod call_into;
 mod complex;
 mod composite;
+mod einsum;
 mod extra_ops;
 mod function;
 mod fusion;
