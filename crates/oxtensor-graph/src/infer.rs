@@ -1,11 +1,9 @@
 //! Output type inference: one exhaustive `match` over [`Op`], checking inputs and computing the
 //! dtype and static shape of every output. Errors name the offending input.
 
-use crate::index::{resolve_index, resolve_slice};
+use crate::infer_index::{check_fits, subtensor_shape, take_shape};
 use crate::scalar_op::Arity;
-use crate::{
-    FrozenGraph, GraphError, IndexEntry, Op, ReduceOp, ScalarOp, StaticShape, TensorType, Var,
-};
+use crate::{FrozenGraph, GraphError, Op, ReduceOp, ScalarOp, StaticShape, TensorType, Var};
 use oxtensor_data::{DType, result_type};
 use smallvec::{SmallVec, smallvec};
 
@@ -28,7 +26,7 @@ pub(crate) fn arity(op: &Op, inputs: &[Var], n: usize) -> Result<(), GraphError>
     }
 }
 
-fn int_scalar(op: &Op, v: &Var) -> Result<(), GraphError> {
+pub(crate) fn int_scalar(op: &Op, v: &Var) -> Result<(), GraphError> {
     if v.ndim() != 0 {
         return Err(GraphError::rank(op, v, "0 (an integer scalar)"));
     }
@@ -159,72 +157,6 @@ fn elemwise(op: &Op, s: ScalarOp, inputs: &[Var]) -> Result<Types, GraphError> {
     })?;
     let shape = broadcast_static(op, inputs)?;
     one(TensorType { dtype, shape })
-}
-
-fn subtensor_shape(
-    op: &Op,
-    x: &Var,
-    spec: &[IndexEntry],
-    scalars: &[Var],
-) -> Result<StaticShape, GraphError> {
-    if spec.len() > x.ndim() {
-        return Err(GraphError::invalid(
-            op,
-            format!("too many indices ({}) for {}", spec.len(), x.describe()),
-        ));
-    }
-    let needed: usize = spec.iter().map(|e| e.n_inputs()).sum();
-    if scalars.len() != needed {
-        return Err(GraphError::Arity {
-            op: op.to_string(),
-            expected: format!("{} index scalars", needed),
-            got: scalars.len(),
-        });
-    }
-    for s in scalars {
-        int_scalar(op, s)?;
-    }
-    let mut out = StaticShape::new();
-    let mut k = 0;
-    for (d, e) in spec.iter().enumerate() {
-        let dim = x.ty().shape[d];
-        match *e {
-            IndexEntry::Index => {
-                if let (Some(n), Some(i)) = (dim, scalars[k].const_int()) {
-                    resolve_index(n, i).map_err(|m| {
-                        GraphError::invalid(op, format!("{m} (indexing {})", x.describe()))
-                    })?;
-                }
-                k += 1;
-            }
-            IndexEntry::Slice { start, stop, step } => {
-                let mut take = |present: bool| {
-                    if present {
-                        k += 1;
-                        Some(scalars[k - 1].const_int())
-                    } else {
-                        None
-                    }
-                };
-                let (a, b, c) = (take(start), take(stop), take(step));
-                if c == Some(Some(0)) {
-                    return Err(GraphError::invalid(op, "slice step cannot be zero"));
-                }
-                let all_known = [a, b, c].iter().all(|p| !matches!(p, Some(None)));
-                let len = match dim {
-                    Some(n) if all_known => Some(
-                        resolve_slice(n, a.flatten(), b.flatten(), c.flatten())
-                            .map_err(|m| GraphError::invalid(op, m))?
-                            .len,
-                    ),
-                    _ => None,
-                };
-                out.push(len);
-            }
-        }
-    }
-    out.extend(x.ty().shape[spec.len()..].iter().copied());
-    Ok(out)
 }
 
 fn matmul(op: &Op, a: &Var, b: &Var) -> Result<Types, GraphError> {
@@ -785,41 +717,4 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
         Op::Extra(e) => crate::extra::infer(e, op, inputs),
         Op::CheckAndRaise(_) => crate::check::infer(op, inputs),
     }
-}
-
-fn take_shape(x: &Var, i: &Var, axis: usize) -> StaticShape {
-    let xs = &x.ty().shape;
-    xs[..axis]
-        .iter()
-        .chain(i.ty().shape.iter())
-        .chain(xs[axis + 1..].iter())
-        .copied()
-        .collect()
-}
-
-/// Checks that `y` broadcasts (NumPy rules, right-aligned) into a region of static shape `region`.
-fn check_fits(op: &Op, y: &Var, region: &StaticShape) -> Result<(), GraphError> {
-    if y.ndim() > region.len() {
-        return Err(GraphError::rank(
-            op,
-            y,
-            format!("at most {} (the indexed region's rank)", region.len()),
-        ));
-    }
-    let lead = region.len() - y.ndim();
-    for (d, ys) in y.ty().shape.iter().enumerate() {
-        if let (Some(a), Some(b)) = (*ys, region[lead + d])
-            && a != 1
-            && a != b
-        {
-            return Err(GraphError::shape(
-                op,
-                format!(
-                    "{} does not fit the indexed region of shape {region:?}",
-                    y.describe()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }

@@ -18,6 +18,7 @@ mod fgraph;
 mod frozen;
 pub mod index;
 mod infer;
+mod infer_index;
 mod inner;
 mod linalg;
 mod node;
