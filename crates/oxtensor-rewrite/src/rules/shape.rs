@@ -143,6 +143,35 @@ fn alloc_useless(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
     (value.ty() == v.ty()).then(|| value.clone())
 }
 
+// sum(alloc(c, dims…), axes) → alloc(c · ∏ dims[axes], other dims)   (c 0-d; floats)
+//
+// A sum of copies of one value is that value times their count (the gradient of a
+// broadcast reads as such a sum). Floats only: an integer sum widens its dtype. The product
+// rounds once where the sum rounded at every step, so it is as accurate or more.
+fn sum_alloc(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
+    let (axes, a) = crate::pattern::reduce_of(v, oxtensor_graph::ReduceOp::Sum)?;
+    let Some((Op::Alloc { .. }, [value, dims @ ..])) = a.owner() else {
+        return None;
+    };
+    if value.ndim() != 0 || !v.dtype().is_float() || value.dtype() != v.dtype() {
+        return None;
+    }
+    let mut scaled = value.clone();
+    for &d in axes.iter() {
+        scaled = build::mul(&scaled, &build::cast(dims.get(d)?, v.dtype()).ok()?).ok()?;
+    }
+    let kept: Vec<Var> = (0..dims.len())
+        .filter(|d| !axes.contains(d))
+        .map(|d| dims[d].clone())
+        .collect();
+    let r = if kept.is_empty() {
+        scaled
+    } else {
+        build::alloc(&scaled, &kept).ok()?
+    };
+    crate::type_fits(v, &r).then_some(r)
+}
+
 /// True when `x`'s extent `d` is known to equal `dim` at run time: `dim` is `shape_i{d}(x)`,
 /// or the extent computed from `x`'s node's inputs, or the constant of `x`'s static extent.
 fn has_extent(x: &Var, d: usize, dim: &Var) -> bool {
@@ -203,6 +232,7 @@ pub const RULES: &[Rule] = &[
     Rule::new("shape_lift", Root::Op(OpKind::Shape), shape_lift).tagged(&["shape_unsafe"]),
     Rule::new("shape_index", Root::Op(OpKind::Subtensor), shape_index),
     Rule::new("alloc_useless", Root::Op(OpKind::Alloc), alloc_useless),
+    Rule::new("sum_alloc", Root::Op(OpKind::Reduce), sum_alloc),
     Rule::new("alloc_elemwise", Root::Op(OpKind::Elemwise), alloc_elemwise),
     Rule::new(
         "alloc_elemwise_assumed",

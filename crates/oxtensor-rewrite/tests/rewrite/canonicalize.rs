@@ -276,3 +276,41 @@ fn an_alloc_an_elementwise_op_broadcasts_anyway_is_dropped() {
     );
     assert_same(&canon(&before), &(&padded * &z));
 }
+
+#[test]
+fn a_sum_of_an_alloc_is_the_value_times_the_count() {
+    let (x, c) = (
+        matrix("x"),
+        Var::input(Some("c"), TensorType::scalar(DType::F64)),
+    );
+    let (n, m) = (b::shape_i(&x, 0).unwrap(), b::shape_i(&x, 1).unwrap());
+    let filled = b::alloc(&c, &[n.clone(), m.clone()]).unwrap();
+    let as_f64 = |d: &Var| b::cast(d, DType::F64).unwrap();
+    // Over one axis: alloc(c·m, n). Over both: c·n·m, with no allocation left.
+    let rows = b::reduce(oxtensor_graph::ReduceOp::Sum, &filled, Some(&[1]), false).unwrap();
+    let want = b::alloc(&(&c * &as_f64(&m)), std::slice::from_ref(&n)).unwrap();
+    assert_same(&canon(&rows), &canon(&want));
+    let all = b::reduce(oxtensor_graph::ReduceOp::Sum, &filled, None, false).unwrap();
+    assert_same(&canon(&all), &canon(&(&(&c * &as_f64(&n)) * &as_f64(&m))));
+    // The same numbers (x gives only the extents).
+    let inputs = [c.clone(), x.clone()];
+    for before in [&rows, &all] {
+        assert_same_values(
+            &inputs,
+            before,
+            &canon(before),
+            &[&[], &[3, 4]],
+            (-2.0, 2.0),
+            1e-12,
+        );
+    }
+    // An integer sum widens its dtype, so it keeps its allocation.
+    let k = Var::input(Some("k"), TensorType::scalar(DType::I32));
+    let ints = b::alloc(&k, std::slice::from_ref(&n)).unwrap();
+    let summed = b::reduce(oxtensor_graph::ReduceOp::Sum, &ints, None, false).unwrap();
+    assert!(
+        oxtensor_graph::toposort(&[canon(&summed)])
+            .iter()
+            .any(|n| matches!(n.op(), Some(Op::Alloc { .. })))
+    );
+}
