@@ -113,6 +113,16 @@ impl<'a> LoopOperands<'a> {
             others,
         })
     }
+
+    /// How many steps each sequence can feed with its taps (the rows the loop may start a
+    /// window at), as the C loops take them.
+    pub(crate) fn windows(&self, s: &Scan) -> Vec<i64> {
+        s.sequence_taps
+            .iter()
+            .zip(&self.lengths)
+            .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
+            .collect()
+    }
 }
 
 /// Runs loop kernel `f` of `s` on the node's operands (`n_steps`, sequences, initial buffers,
@@ -120,13 +130,15 @@ impl<'a> LoopOperands<'a> {
 /// not take them.
 pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
     let inputs = s.body.input_types();
+    let operands = LoopOperands::of(s, args)?;
+    let windows = operands.windows(s);
     let LoopOperands {
         total,
-        lengths,
         sequences,
         initial,
         others,
-    } = LoopOperands::of(s, args)?;
+        ..
+    } = operands;
     // The element shape: every step value of the states' rank has it; the rest are scalars.
     let rank = s.body.outputs().first()?.ty().ndim();
     let row_shapes = sequences.iter().chain(initial).map(|t| t.shape().get(1..));
@@ -166,12 +178,6 @@ pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> 
     }
     let seq_data: Vec<Tensor> = sequences.iter().map(|t| t.to_contiguous()).collect();
     let seq_ptrs: Vec<*const c_void> = seq_data.iter().map(|t| t.data_ptr().cast()).collect();
-    let windows: Vec<i64> = s
-        .sequence_taps
-        .iter()
-        .zip(&lengths)
-        .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
-        .collect();
     let other_data: Vec<Tensor> = others.iter().map(|t| t.to_contiguous()).collect();
     let other_ptrs: Vec<*const c_void> = other_data.iter().map(|t| t.data_ptr().cast()).collect();
     let outputs = s.body.outputs();

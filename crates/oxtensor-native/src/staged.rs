@@ -262,13 +262,15 @@ fn product_dims(a: &Layout, b: &Layout) -> [i64; 7] {
 /// or `None` when the kernel does not take them.
 pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
     let body_inputs = s.body.input_types();
+    let operands = LoopOperands::of(s, args)?;
+    let windows = operands.windows(s);
     let LoopOperands {
         total,
-        lengths,
         sequences,
         initial,
         others,
-    } = LoopOperands::of(s, args)?;
+        ..
+    } = operands;
     if total == 0 {
         return None;
     }
@@ -293,12 +295,6 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         }
         shapes.push(t.shape().to_vec());
     }
-    let windows: Vec<i64> = s
-        .sequence_taps
-        .iter()
-        .zip(&lengths)
-        .map(|(taps, &len)| oxtensor_graph::scan::sequence_steps(taps, len).unwrap_or(0) as i64)
-        .collect();
     let mut first = FirstStep::new(p, s, sequences, initial, &windows);
     let (layouts, params, numbers) = layouts(p, &shapes, others, &mut first)?;
     if layouts.iter().any(|l| l.numel() == 0) {

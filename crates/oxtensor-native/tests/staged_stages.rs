@@ -594,13 +594,7 @@ fn steps_that_slice_run_as_staged_c_loops() {
             || slices::positions(r as usize, Some(lo), None, -2).is_empty();
         let (native, want) = both(&inputs, &outputs, &vals);
         let hand = slices::windowing_by_hand(&vals);
-        for (k, ((c, i), h)) in native.iter().zip(&want).zip(&hand).enumerate() {
-            assert_close(&format!("case {seed}, output {k}"), c, i, tol);
-            let h = Tensor::from_slice(h, i.shape())
-                .expect("by hand")
-                .cast(i.dtype());
-            assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
-        }
+        slices::assert_like_interpreter_and_hand(seed, &native, &want, &hand, tol);
         if empty {
             let (exec, _) = backend().compile_graph(&g).expect("native");
             exec.run(vals.clone()).expect("native");
@@ -692,11 +686,7 @@ fn steps_that_gather_and_scatter_rows_run_as_staged_c_loops() {
         let in_c = assert_all_staged(&format!("case {seed}"), &g, &vals);
         let (_, want) = both(&inputs, &outputs, &vals);
         let hand = slices::embedding_by_hand(&vals);
-        for (k, ((c, i), h)) in in_c.iter().zip(&want).zip(&hand).enumerate() {
-            assert_close(&format!("case {seed}, output {k}"), c, i, tol);
-            let h = Tensor::from_slice(h, i.shape()).expect("by hand");
-            assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
-        }
+        slices::assert_like_interpreter_and_hand(seed, &in_c, &want, &hand, tol);
         assert_staged_like(
             &format!("case {seed} with gradients"),
             fast.graph(),

@@ -7,6 +7,7 @@ use super::staged::{typed, values};
 use oxtensor::{Idx, ScanSpec, scan};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{TensorType, Var};
+use oxtensor_testkit::{Tol, assert_close};
 
 /// The window length of [`windowing_step`].
 pub const WINDOW: i64 = 3;
@@ -304,4 +305,22 @@ pub fn embedding_by_hand(vals: &[Tensor]) -> Vec<Vec<f64>> {
         out[2].extend(rows);
     }
     out
+}
+
+/// Checks case `seed`'s outputs from the C loop (`in_c`) against the interpreter's (`want`)
+/// and against the loop written by hand (`hand`, one flat list per output, in float64).
+pub fn assert_like_interpreter_and_hand(
+    seed: u64,
+    in_c: &[Tensor],
+    want: &[Tensor],
+    hand: &[Vec<f64>],
+    tol: Tol,
+) {
+    for (k, ((c, i), h)) in in_c.iter().zip(want).zip(hand).enumerate() {
+        assert_close(&format!("case {seed}, output {k}"), c, i, tol);
+        let h = Tensor::from_slice(h, i.shape())
+            .expect("by hand")
+            .cast(i.dtype());
+        assert_close(&format!("case {seed}, output {k} by hand"), c, &h, tol);
+    }
 }
