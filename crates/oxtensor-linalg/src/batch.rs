@@ -6,6 +6,7 @@ use faer::MatRef;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use oxtensor_data::{DType, StridedIndex, Tensor, broadcast_shapes, broadcast_strides};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 /// One input of an op: its name (for messages) and how many trailing dimensions its core has.
@@ -316,56 +317,13 @@ impl<'a, T: Real> Batched<'a, T> {
     where
         F: Fn(&[Core<'_, T>], &mut [T], &mut MemStack) -> Result<(), LinalgError> + Sync,
     {
-        let nb: usize = self.batch.iter().product();
-        let core_numel: usize = out.iter().product();
-        let mut shape = self.batch.clone();
-        shape.extend_from_slice(out);
-        // Runs the elements `first..` that `dst` (a whole number of output cores) holds.
-        let span = |first: usize, dst: &mut [T]| -> Result<(), LinalgError> {
-            let mut mem = MemBuffer::new(scratch);
-            let stack = MemStack::new(&mut mem);
-            let mut cores: Vec<Core<'_, T>> = self
-                .cores
-                .iter()
-                .map(|shape| Core { data: &[], shape })
-                .collect();
-            let count = dst.len().checked_div(core_numel).unwrap_or(0);
-            for k in 0..count {
-                let b = first + k;
-                for (i, core) in cores.iter_mut().enumerate() {
-                    let n = core.data_len();
-                    let o = self.offsets[i][b];
-                    core.data = &self.data[i][o..o + n];
-                }
-                kernel(
-                    &cores,
-                    &mut dst[k * core_numel..(k + 1) * core_numel],
-                    stack,
-                )?;
-            }
-            Ok(())
-        };
-        let work: usize = self.cores.iter().map(|c| c.iter().product::<usize>()).sum();
-        let total = nb.saturating_mul(work.max(core_numel));
-        let mut result = Ok(());
-        let tensor = Tensor::build::<T>(&shape, |flat| {
-            result = if nb >= 2 && core_numel > 0 && total >= 1 << 16 {
-                // Chunks of about 2^14 elements of work each: enough to amortise a task and
-                // its workspace, and still several per thread for balance.
-                let per = (((1usize << 14) / work.max(core_numel).max(1)).max(1)).min(nb);
-                flat.par_chunks_mut(per * core_numel)
-                    .enumerate()
-                    .try_for_each(|(c, dst)| span(c * per, dst))
-            } else {
-                span(0, flat)
-            };
-        })
-        .map_err(|_| LinalgError::TooLarge {
-            op: self.op,
-            shape: shape.clone(),
+        let mut outs = self.run_into_many(&[out], scratch, |cores, parts, stack| {
+            kernel(cores, &mut *parts[0], stack)
         })?;
-        result?;
-        Ok(tensor)
+        outs.pop().ok_or(LinalgError::TooLarge {
+            op: self.op,
+            shape: self.batch.clone(),
+        })
     }
 }
 
@@ -445,7 +403,7 @@ impl<T: Real> Batched<'_, T> {
                     let o = self.offsets[i][b];
                     core.data = &self.data[i][o..o + n];
                 }
-                let mut parts: Vec<&mut [T]> = dsts
+                let mut parts: SmallVec<[&mut [T]; 4]> = dsts
                     .iter_mut()
                     .zip(&numels)
                     .map(|(d, &c)| &mut d[k * c..(k + 1) * c])
