@@ -62,18 +62,24 @@ fn assert_close(what: &str, got: &[f64], want: &[f64], tol_abs: f64, tol_rel: f6
     }
 }
 
+/// A fixture case's input matrix, and its shape.
+fn input(c: &serde_json::Value) -> (Tensor, Vec<usize>) {
+    let shape: Vec<usize> = c["input"]["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|x| x.as_u64().expect("extent") as usize)
+        .collect();
+    let a = Tensor::from_slice(&floats(&c["input"]["data"]), &shape).expect("tensor");
+    (a, shape)
+}
+
 #[test]
 fn spectra_match_scipy() {
     let eps = f64::EPSILON;
     for c in cases() {
         let name = format!("{} {}", c["op"].as_str().expect("op"), c["name"]);
-        let shape: Vec<usize> = c["input"]["shape"]
-            .as_array()
-            .expect("shape")
-            .iter()
-            .map(|x| x.as_u64().expect("extent") as usize)
-            .collect();
-        let a = Tensor::from_slice(&floats(&c["input"]["data"]), &shape).expect("tensor");
+        let (a, shape) = input(&c);
         let want = floats(&c["ref"]);
         let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let n = shape.iter().copied().max().unwrap_or(1) as f64;
@@ -113,16 +119,10 @@ fn singular_vectors_of_the_fixture_matrices() {
     let eps = f64::EPSILON;
     for c in cases().iter().filter(|c| c["op"] == "svdvals") {
         let name = c["name"].to_string();
-        let shape: Vec<usize> = c["input"]["shape"]
-            .as_array()
-            .expect("shape")
-            .iter()
-            .map(|x| x.as_u64().expect("extent") as usize)
-            .collect();
+        let (a, shape) = input(c);
         let (m, n) = (shape[0], shape[1]);
         let k = m.min(n);
         let data = floats(&c["input"]["data"]);
-        let a = Tensor::from_slice(&data, &shape).expect("tensor");
         let want = floats(&c["ref"]);
         let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let size = m.max(n) as f64;
