@@ -9,7 +9,7 @@ use oxtensor_rewrite::pattern::{apply, unary};
 use oxtensor_rewrite::{
     Limits, Optimizer, PIPELINE, Pass, Root, Rule, RuleCtx, StopReason, apply_rules,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // sin(x) → cos(x)   (a test rule; with its inverse below it cycles)
 fn sin_to_cos(v: &Var, _: &RuleCtx<'_>) -> Option<Var> {
@@ -180,15 +180,23 @@ fn mixed_graph(n: usize) -> (Var, Var) {
 }
 
 #[test]
-fn ten_thousand_nodes_rewrite_quickly() {
+fn ten_thousand_nodes_rewrite_in_two_sweeps_per_pass() {
     let (_, y) = mixed_graph(10_000);
-    let start = Instant::now();
     let (_, report) = optimize(&[y], &Optimizer::FAST_RUN);
-    let elapsed = start.elapsed();
     assert!(report.total_hits() > 5_000, "{report}");
-    // Debug assertions verify the graph after every pass; the release benchmark
-    // (`cargo run --release -p oxtensor-bench --bin rewrite`) measures the driver alone.
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}\n{report}");
+    // Every pass reaches its fixpoint in at most two sweeps over the 10,000 nodes (one that
+    // rewrites, one that finds nothing left), and fusion ends with one node: work linear in
+    // the graph. How fast that is, the release benchmark measures
+    // (`cargo run --release -p oxtensor-bench --bin rewrite`), never a test.
+    assert!(
+        report.passes.iter().all(|p| p.stats.sweeps <= 2),
+        "{report}"
+    );
+    assert_eq!(
+        report.pass("fusion").map(|p| p.stats.nodes_after),
+        Some(1),
+        "{report}"
+    );
 }
 
 #[test]
