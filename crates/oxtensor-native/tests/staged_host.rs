@@ -277,14 +277,24 @@ fn gradients_through_kalman_filter_steps_pass_verify_grad() {
 
 #[test]
 fn an_indefinite_matrix_at_some_step_is_reported_by_the_interpreter() {
-    // `R` with a large negative entry on its diagonal: `S` stops being positive definite once
-    // the predicted covariance no longer outweighs it.
+    // A large initial covariance and `R` with a negative entry on its diagonal: `S` is
+    // positive definite at first and stops being so once the filtered covariance shrinks.
     let mut vals = kalman_values(7, 3, 2, 6);
+    let p0: Vec<f64> = (0..9)
+        .map(|i| if i % 4 == 0 { 40.0 } else { 0.0 })
+        .collect();
+    vals[2] = Tensor::from_slice(&p0, &[1, 3, 3]).expect("P0");
     let mut r = vals[6].to_vec_as::<f64>();
     r[3] = -4.0;
     vals[6] = Tensor::from_slice(&r, &[2, 2]).expect("R");
+    // The step whose factorisation fails, by hand (its square root of a negative number).
+    let step = kalman_by_hand(&vals)[2]
+        .iter()
+        .position(|ll| ll.is_nan())
+        .expect("an indefinite step");
+    assert!(step > 0, "the loop should run some steps first");
     let inputs = inputs_for(&vals);
     let outputs = kalman(&inputs, Update::Cholesky);
     let g = FunctionGraph::new(inputs, outputs).expect("graph");
-    assert_reported_by_the_interpreter(&g, vals, "step");
+    assert_reported_by_the_interpreter(&g, vals, &format!("step {step} of"));
 }
