@@ -221,7 +221,7 @@ fn kalman_filter_steps_with_linear_algebra_run_as_staged_c_loops() {
     let tol = Tol::MATH_LIBRARIES.or_scaled(1e-10);
     for (seed, update) in [(0, Update::Cholesky), (1, Update::Solve)]
         .into_iter()
-        .chain((2..8).map(|s| (s, [Update::Cholesky, Update::Solve][s as usize % 2])))
+        .chain((2..5).map(|s| (s, [Update::Cholesky, Update::Solve][s as usize % 2])))
     {
         let mut rng = Rng::new(1000 + seed);
         let (n, p, steps) = (1 + rng.below(6), 1 + rng.below(4), 1 + rng.below(12));
