@@ -28,7 +28,9 @@
 //!
 //! The design choice of a Rust executor (rather than generated C calling back into Rust for
 //! the ops it does not implement) keeps all allocation, shape checking, error reporting and
-//! threading in Rust, and each C function a pure loop over memory it is handed. See
+//! threading in Rust, and each C function a pure loop over memory it is handed. The one
+//! exception is a whole loop whose step holds linear algebra: it calls Rust back for those
+//! nodes (`staged_host`), with their shapes laid out and checked before the loop. See
 //! `docs/native-backend.md`.
 
 mod backend;
@@ -43,6 +45,7 @@ mod lower;
 mod recurrence;
 mod replay;
 mod staged;
+mod staged_host;
 mod staged_index;
 mod staged_shapes;
 mod walk;

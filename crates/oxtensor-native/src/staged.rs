@@ -24,6 +24,8 @@ pub(crate) type StagedFn = unsafe extern "C" fn(
     *const *mut c_void,
     *mut c_void,
     *mut i64,
+    *mut c_void,
+    crate::staged_host::HostFn,
 ) -> i32;
 
 /// A value's extents and the strides (in elements, from the pointer of the buffer it lives
@@ -202,6 +204,18 @@ fn computed_shape(
                 let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);
                 return Some(si.into_iter().chain(sx.get(1..)?.iter().copied()).collect());
             }
+            Stage::Host {
+                node, args, outs, ..
+            } if outs.contains(&v) => {
+                let shapes = args
+                    .iter()
+                    .map(|&a| shape_of(a))
+                    .collect::<Option<Vec<_>>>()?;
+                let k = outs.iter().position(|&o| o == v)?;
+                return crate::staged_host::output_shapes(node, &shapes)?
+                    .into_iter()
+                    .nth(k);
+            }
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
                 let (m, ka) = match sa.as_slice() {
@@ -357,7 +371,7 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
                 let n = index::take_dims(&layouts[*x], &layouts[*idx], Some(&layouts[*y]))?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
-            Stage::Elem { .. } => {}
+            Stage::Elem { .. } | Stage::Host { .. } => {}
         }
     }
     for (at, n) in numbers {
@@ -398,6 +412,7 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         buffers.push((t, need, ring, element.clone()));
         buf_ptrs.push(ptr);
     }
+    let mut host = crate::staged_host::HostCalls::new(p, &layouts)?;
     let mut done = 0i64;
     // SAFETY: the kernel reads, at step `t < total`, rows `w + offset + tap` of each sequence
     // (`w < windows[i]`, so within the `lengths[i]` rows of its contiguous copy, by
@@ -422,7 +437,10 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // layout and `d` hold) starts at 0 (or at `n - 1` for a negative step) instead, flagging
     // the step: step 0's slice had that length and step within the extent, so this one
     // does too; a row gather or scatter checks each index as a position, and its rows are
-    // whole rows of values in C order of the extents checked above. The
+    // whole rows of values in C order of the extents checked above. A host call passes
+    // `host_call` the pointers of its operands, laid out as `layouts` (which `host` copied),
+    // and of its outputs, computed values of the extents the op's type rule gave (contiguous,
+    // in scratch or an output row); `host` lives until the kernel returns. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(
@@ -434,6 +452,8 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
             buf_ptrs.as_ptr(),
             scratch.as_mut_ptr().cast(),
             &mut done,
+            host.context(),
+            crate::staged_host::host_call,
         )
     };
     let done = usize::try_from(done).ok().filter(|&d| d <= total)?;

@@ -16,6 +16,7 @@ mod recurrence;
 mod scalar;
 mod special;
 mod staged;
+mod staged_host;
 mod staged_index;
 mod staged_lower;
 mod staged_nest;

@@ -186,6 +186,18 @@ pub(crate) enum Stage {
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
+    /// A node C does not compute (linear algebra): the loop calls the executor back to run
+    /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
+    Host {
+        /// An output of the node run.
+        node: Var,
+        /// The values of its inputs, in order.
+        args: Vec<usize>,
+        /// The values of its outputs, in order (contiguous).
+        outs: Vec<usize>,
+        /// Its number among the loop's host calls.
+        id: usize,
+    },
 }
 
 /// The loop nest of a [`Stage::Nest`].
@@ -297,7 +309,8 @@ impl StagedLoop {
 ///
 /// ```c
 /// int32_t ox_sN(int64_t total, const int64_t *d, const void *const *seq, const int64_t *win,
-///               const void *const *oth, void *const *buf, void *scr, int64_t *done);
+///               const void *const *oth, void *const *buf, void *scr, int64_t *done,
+///               void *hctx, ox_host_fn host);
 /// ```
 ///
 /// runs `total` steps. `d` holds each value's element count, each scratch value's byte
@@ -308,7 +321,8 @@ impl StagedLoop {
 /// step; other value `k` is `oth[k]`, C-contiguous, and the params follow them in `oth`, in
 /// the order of their values. Sets `*done` to the steps run (with an `until` condition, the
 /// step it held after, inclusive); returns non-zero if an element was an error or an index
-/// out of range (the executor then runs the interpreter's loop).
+/// out of range (the executor then runs the interpreter's loop). A [`Stage::Host`] calls
+/// `host(hctx, id, inputs, outputs)`; a non-zero return ends the loop the same way.
 pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
     let ty = |v: usize| ctype(p.values[v].ty.dtype);
     let mut s = String::new();
@@ -327,7 +341,8 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
         s,
         "OX_EXPORT int32_t ox_s{id}(int64_t total, const int64_t *d, const void *const *seq, \
          const int64_t *win, const void *const *oth, void *const *buf, void *scr, \
-         int64_t *done) {{\n  (void)seq; (void)win; (void)oth; (void)scr;\n"
+         int64_t *done, void *hctx, ox_host_fn host) {{\n  (void)seq; (void)win; (void)oth; (void)scr; \
+         (void)hctx; (void)host;\n"
     );
     for (v, value) in p.values.iter().enumerate() {
         if value.kind == ValueKind::Computed && p.home[v].is_none() {
@@ -492,6 +507,7 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
             s.push_str("      }\n    }\n");
         }
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
+        Stage::Host { args, outs, id, .. } => super::staged_host::emit(s, args, outs, *id),
         Stage::Inc {
             x,
             y,

@@ -402,6 +402,7 @@ fn reads(st: &Stage) -> Vec<usize> {
             .collect(),
         Stage::Take { x, idx, .. } => vec![*x, *idx],
         Stage::IncTake { x, y, idx, acc, .. } => [*x, *y, *idx].into_iter().chain(*acc).collect(),
+        Stage::Host { args, .. } => args.clone(),
     }
 }
 

@@ -80,7 +80,7 @@ impl Lowering {
 
     /// Lowers `node` as a param when it is one: an extent (`Shape_i`, `Shape`) of any value,
     /// or a shape-like op (elementwise arithmetic, `MakeVector`, views, indexing, `Alloc`,
-    /// `Join`) whose inputs are params, other values and constants, not all constants.
+    /// `Join`, `ARange`) whose inputs are params, other values and constants, not all constants.
     fn param(&mut self, node: &Arc<Node>, op: &Op) -> Option<()> {
         if node.types().len() != 1 {
             return None;
@@ -96,6 +96,7 @@ impl Lowering {
             | Op::Reshape { .. }
             | Op::Alloc { .. }
             | Op::Subtensor(_)
+            | Op::Arange(_)
             | Op::Join { .. } => {
                 let args = inputs
                     .iter()
@@ -375,8 +376,9 @@ impl StagedLoop {
     /// The staged loop of `s`, or `None` when some step node is none of: elementwise (as C
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
-    /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, or a param
-    /// (shape arithmetic, see [`ValueKind::Param`]); or a state's next value has another dtype
+    /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a param
+    /// (shape arithmetic, see [`ValueKind::Param`]) or a node the loop calls back
+    /// (`super::staged_host`); or a state's next value has another dtype
     /// than the state.
     ///
     /// `zeros` says per other value of the loop whether it is known to be all zeros (see
@@ -445,6 +447,7 @@ impl StagedLoop {
                 }
                 Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
+                _ if super::staged_host::hosted(op) => l.host(&node)?,
                 _ => return None,
             }
         }
@@ -499,7 +502,7 @@ impl StagedLoop {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } => {}
             }
         }
         for value in &mut l.values {

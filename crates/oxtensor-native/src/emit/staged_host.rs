@@ -1,0 +1,64 @@
+//! Host calls in staged loops: a step node that C does not compute (linear algebra: a
+//! factorisation, a solve, a determinant) becomes a [`Stage::Host`], where the loop calls the
+//! executor back through a function pointer (`host(hctx, id, inputs, outputs)`) to run the
+//! interpreter's own kernel of that node on the step's values, without leaving the loop
+//! (`crate::staged_host` is the Rust side). There is one implementation of each such op,
+//! the interpreter's; its errors end the loop, which the executor then hands to the
+//! interpreter's, so they are reported in its words.
+
+use super::staged::Stage;
+use super::staged_lower::Lowering;
+use oxtensor_graph::{Node, Op, Var};
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Whether the loop may call `op` back: an op whose kernel computes its outputs from its
+/// inputs alone, whose outputs' extents follow from its inputs' (so the executor lays them
+/// out before the loop).
+pub(super) fn hosted(op: &Op) -> bool {
+    matches!(op, Op::Linalg(_))
+}
+
+impl Lowering {
+    /// Lowers `node` as a [`Stage::Host`]: every input a value, every output a computed value.
+    pub(super) fn host(&mut self, node: &Arc<Node>) -> Option<()> {
+        let args = node
+            .inputs()
+            .iter()
+            .map(|v| self.value(v))
+            .collect::<Option<Vec<usize>>>()?;
+        let outs = (0..node.types().len())
+            .map(|k| self.define(Var::output_of(node, k), super::staged::ValueKind::Computed))
+            .collect();
+        let id = self
+            .stages
+            .iter()
+            .filter(|st| matches!(st, Stage::Host { .. }))
+            .count();
+        self.stages.push(Stage::Host {
+            node: Var::output_of(node, 0),
+            args,
+            outs,
+            id,
+        });
+        Some(())
+    }
+}
+
+/// Appends the C of host call `id` reading values `args` and writing `outs`: on failure the
+/// loop returns 1 at once (no later stage reads what the call did not write).
+pub(super) fn emit(s: &mut String, args: &[usize], outs: &[usize], id: usize) {
+    let list = |vs: &[usize], cast: &str| {
+        vs.iter()
+            .map(|v| format!("({cast})v{v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "    {{\n      const void *hi[] = {{ {} }};\n      void *ho[] = {{ {} }};\n      \
+         if (host(hctx, {id}, hi, ho)) return 1;\n    }}",
+        list(args, "const void *"),
+        list(outs, "void *"),
+    );
+}

@@ -1,0 +1,231 @@
+//! The Rust side of a staged loop's host calls (`emit::staged_host`): the step nodes C does
+//! not compute (linear algebra) run the interpreter's own kernel (`eval_node`), called back
+//! from inside the C loop through [`host_call`] with the step's value pointers.
+//!
+//! Before the loop the executor works out each call's output extents from its operands'
+//! with the op's type rule ([`output_shapes`], the one the graph checks) and allocates them
+//! with every other value; [`HostCalls`] then keeps, per call, the operands' layouts and one
+//! contiguous tensor per operand that each step's values are copied into, so a step allocates
+//! only what the kernel itself does (its outputs, copied into the loop's buffers). A kernel
+//! error, an output of other extents or dtype than laid out, or a panic (caught: it never
+//! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
+//! runs the interpreter's loop, which reports the error in its own words.
+
+use crate::emit::{Stage, StagedLoop};
+use crate::recurrence::c_strides;
+use crate::staged::Layout;
+use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::{Node, TensorType, Var, infer_types};
+use oxtensor_runtime::eval_node;
+use smallvec::SmallVec;
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+/// The C type of [`host_call`] (`ox_host_fn` in the generated prelude).
+pub(crate) type HostFn =
+    unsafe extern "C" fn(*mut c_void, i64, *const *const c_void, *const *mut c_void) -> i32;
+
+/// The extents of the outputs of `node`'s node on operands of extents `shapes`, by the op's
+/// type rule, or `None` when it rejects them or leaves an extent unknown.
+pub(crate) fn output_shapes(node: &Var, shapes: &[Vec<usize>]) -> Option<Vec<Vec<usize>>> {
+    let n = node.node();
+    let inputs = n.inputs();
+    if inputs.len() != shapes.len() {
+        return None;
+    }
+    let vars: Vec<Var> = inputs
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .map(|(i, (v, s))| {
+            let shape: Vec<Option<usize>> = s.iter().map(|&d| Some(d)).collect();
+            Var::placeholder(i, TensorType::new(v.dtype(), &shape))
+        })
+        .collect();
+    let types = infer_types(n.op()?, &vars).ok()?;
+    types
+        .iter()
+        .map(|t| t.shape.iter().copied().collect::<Option<Vec<usize>>>())
+        .collect()
+}
+
+/// One host call of a loop, laid out for this call of the loop.
+struct Call {
+    /// The node run.
+    node: Arc<Node>,
+    /// Per operand: its layout in the loop's buffers, and the contiguous tensor its values
+    /// are copied into each step.
+    inputs: Vec<(Layout, Tensor)>,
+    /// Per output: its extents and dtype (where the loop expects it, contiguous).
+    outputs: Vec<(Vec<usize>, DType)>,
+}
+
+/// The host calls of one run of a staged loop, indexed by their `id`; its address is the
+/// `hctx` the C loop passes back to [`host_call`].
+pub(crate) struct HostCalls {
+    calls: Vec<Call>,
+}
+
+impl HostCalls {
+    /// The host calls of `p`, whose values are laid out as `layouts`; `None` when an operand
+    /// cannot be allocated.
+    pub fn new(p: &StagedLoop, layouts: &[Layout]) -> Option<HostCalls> {
+        let mut calls = Vec::new();
+        for st in &p.stages {
+            let Stage::Host {
+                node, args, outs, ..
+            } = st
+            else {
+                continue;
+            };
+            let inputs = args
+                .iter()
+                .map(|&a| {
+                    let l = layouts.get(a)?.clone();
+                    let t = Tensor::zeros(p.values[a].ty.dtype, &l.shape).ok()?;
+                    Some((l, t))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let outputs = outs
+                .iter()
+                .map(|&o| Some((layouts.get(o)?.shape.clone(), p.values[o].ty.dtype)))
+                .collect::<Option<Vec<_>>>()?;
+            calls.push(Call {
+                node: node.node().clone(),
+                inputs,
+                outputs,
+            });
+        }
+        Some(HostCalls { calls })
+    }
+
+    /// The context pointer the C loop passes back to [`host_call`].
+    pub fn context(&mut self) -> *mut c_void {
+        (self as *mut HostCalls).cast()
+    }
+
+    /// Runs call `id` on the operands at `ins`, writing its outputs to `outs`.
+    ///
+    /// # Safety
+    /// `ins` holds one pointer per operand of the call, each addressing its value laid out
+    /// as the call's layout says (every element at its strides within the value's buffer),
+    /// of the operand's dtype; `outs` one per output, each addressing room for its elements,
+    /// contiguous, of its dtype.
+    unsafe fn run(
+        &mut self,
+        id: i64,
+        ins: *const *const c_void,
+        outs: *const *mut c_void,
+    ) -> Option<()> {
+        let call = self.calls.get_mut(usize::try_from(id).ok()?)?;
+        for (i, (layout, t)) in call.inputs.iter_mut().enumerate() {
+            // A tensor the kernel kept a view of is not written: a fresh one replaces it.
+            if Arc::strong_count(t.storage()) != 1 || Arc::weak_count(t.storage()) != 0 {
+                *t = Tensor::zeros(t.dtype(), &layout.shape).ok()?;
+            }
+            // SAFETY: `ins` has an entry per operand (the caller's contract).
+            let src = unsafe { *ins.add(i) }.cast::<u8>();
+            // SAFETY: `src` addresses the operand laid out as `layout` (the caller's
+            // contract); `t` is a contiguous tensor of that shape and dtype whose storage it
+            // alone holds (checked above, so no view sees the write).
+            unsafe { copy_in(src, layout, t) };
+        }
+        let args: SmallVec<[&Tensor; 4]> = call.inputs.iter().map(|(_, t)| t).collect();
+        let results = eval_node(&call.node, &args).ok()?;
+        if results.len() != call.outputs.len() {
+            return None;
+        }
+        for (j, (r, (shape, dtype))) in results.iter().zip(&call.outputs).enumerate() {
+            if r.dtype() != *dtype || r.shape() != shape.as_slice() {
+                return None;
+            }
+            let r = if r.is_contiguous() {
+                r.clone()
+            } else {
+                r.to_contiguous()
+            };
+            // SAFETY: `outs` has an entry per output with room for its elements, contiguous,
+            // of its dtype (the caller's contract), which `r` was checked to have; a kernel's
+            // fresh output does not overlap the loop's buffers.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    r.data_ptr(),
+                    (*outs.add(j)).cast::<u8>(),
+                    r.numel() * dtype.size(),
+                );
+            }
+        }
+        Some(())
+    }
+}
+
+/// Copies the elements of the value at `src`, laid out as `layout`, into `t` in C order.
+///
+/// # Safety
+/// Every element of `layout` (offset `Σ iₖ·strideₖ` elements from `src`) is readable, of
+/// `t`'s dtype; `t` is contiguous of `layout`'s extents, and its storage is held by it alone.
+unsafe fn copy_in(src: *const u8, layout: &Layout, t: &Tensor) {
+    let size = t.dtype().size();
+    let dst = t.data_ptr().cast_mut();
+    let n: usize = layout.shape.iter().product();
+    if n == 0 {
+        return;
+    }
+    if layout.strides == c_strides(&layout.shape) {
+        // SAFETY: the `n` elements are contiguous at `src` (the caller's contract) and `t`
+        // has room for them.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, n * size) };
+        return;
+    }
+    let rank = layout.shape.len();
+    let mut index = vec![0usize; rank];
+    for k in 0..n {
+        let offset: isize = index
+            .iter()
+            .zip(&layout.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum();
+        // SAFETY: `offset` addresses an element of the value (the caller's contract), and
+        // `k < n` one of `t`'s.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.offset(offset * size as isize),
+                dst.add(k * size),
+                size,
+            );
+        }
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < layout.shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
+/// The function a staged loop calls for its host call `id` (see `emit::staged_host`): 0 when
+/// it wrote the outputs, 1 when the node failed (or panicked), which ends the loop.
+///
+/// # Safety
+/// `ctx` is the [`HostCalls::context`] of the calls laid out for this run of the loop, and
+/// `ins`, `outs` hold call `id`'s operand and output pointers as [`HostCalls::run`] requires.
+pub(crate) unsafe extern "C" fn host_call(
+    ctx: *mut c_void,
+    id: i64,
+    ins: *const *const c_void,
+    outs: *const *mut c_void,
+) -> i32 {
+    let ran = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `ctx` is the address of the live `HostCalls` of this run, which nothing
+        // else uses while the loop runs (the caller's contract).
+        let calls = unsafe { &mut *ctx.cast::<HostCalls>() };
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { calls.run(id, ins, outs) }
+    }));
+    match ran {
+        Ok(Some(())) => 0,
+        _ => 1,
+    }
+}
