@@ -129,8 +129,8 @@ pub enum Op {
     /// `np.matmul`: vector·vector, matrix·vector, matrix·matrix, and batched with broadcasting
     /// of the leading dimensions.
     MatMul,
-    /// A matrix product with an elementwise epilogue, computed in one pass that applies the
-    /// program to each panel of the product while it is in cache: inputs `(a, b, e1, …)` with
+    /// A matrix product with an elementwise epilogue, which the kernel applies in place to
+    /// cache-sized panels of the product: inputs `(a, b, e1, …)` with
     /// `a` and `b` matrices (rank 2); the output is `Composite(body)(MatMul(a, b), e1, …)`, of
     /// the product's shape and dtype (the `e`s broadcast to the product: a bias, scalars). The
     /// fusion pass builds it where the program is the product's only reader, so every backend

@@ -1,7 +1,7 @@
 //! Running a `FusedMatMul`: the interpreter's panel product
-//! ([`oxtensor_runtime::kernels::matmul_panels`]) computes each panel of output rows, and the
-//! node's generated elementwise loop runs the epilogue program on that panel at once, while it
-//! is in cache, writing it in place.
+//! ([`oxtensor_runtime::kernels::matmul_panels`]) computes the product, and the node's
+//! generated elementwise loop runs the epilogue program on each panel of its rows (in
+//! parallel), writing it in place.
 //!
 //! The loop's operands are the output (as the program's product input, and as its output:
 //! the same layout, which the elementwise kernels allow) and the node's other inputs; its walk

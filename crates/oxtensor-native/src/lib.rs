@@ -7,8 +7,8 @@
 //!    node (a Composite's inner scalar program is inlined into one loop body), every
 //!    `Reduce` (sum, prod, max, min, all, any over any axes), and every `FusedReduce` (the
 //!    fusion pass's decision that a reduction computes its elementwise program inside its
-//!    loop). A `FusedMatMul`'s epilogue program gets a loop too, which the executor runs on
-//!    each panel of the product right after the interpreter's `matmul_panels` computes it.
+//!    loop). A `FusedMatMul`'s epilogue program gets a loop too, which the executor runs in
+//!    place on panels of the product the interpreter's `matmul_panels` computes.
 //!    Nodes whose inputs are statically tiny run on the interpreter and get no C.
 //! 2. **Code generation** writes, per kernel, only what differs between kernels: a vectorised
 //!    loop over one block of unit-stride operands (equal kernels emitted once). Shared

@@ -186,14 +186,15 @@ fn check_case(
 fn fused_values_match_the_unfused_graph() {
     for dtype in [DType::F64, DType::F32] {
         for (i, (name, case)) in CASES.iter().enumerate() {
-            // Small, odd shapes (one panel), and one case large enough for panels on threads.
+            // Small, odd shapes: one panel.
             let shapes = [(7, 5, 3), (1, 9, 4), (33, 17, 12)];
             for (j, &(m, k, n)) in shapes.iter().enumerate() {
                 let x = random(m, k, 10 + (i * 3 + j) as u64, dtype);
                 check_case(name, *case, dtype, (m, k, n), x);
             }
         }
-        let (m, k, n) = (300, 40, 50);
+        // More than one panel of the epilogue (2^16 elements), run in parallel.
+        let (m, k, n) = (600, 8, 130);
         check_case(
             CASES[0].0,
             CASES[0].1,

@@ -6,10 +6,10 @@
 //! `Elemwise`, or a `Composite` built by elementwise fusion just before) over it and operands
 //! that broadcast to it (a bias row or column, scalars) becomes one [`Op::FusedMatMul`] node
 //! whose body is the elementwise program with the product as placeholder 0. Every backend then
-//! applies the program to each panel of rows of the product right after computing it, while
-//! the panel is in cache, instead of in a second pass over the whole output. The decision is
-//! made here once, so the backends only follow it, and `debugprint` and
-//! `OXTENSOR_DUMP_PASS` show it.
+//! applies the program in place to cache-sized panels of rows of the product, instead of as a
+//! separate node with its own output. The decision is made here once, so the backends only
+//! follow it (and a kernel that can apply it inside the product's tiles needs no other
+//! change), and `debugprint` and `OXTENSOR_DUMP_PASS` show it.
 //!
 //! Not fused: a product that is a graph output or has another reader (it must be stored
 //! anyway), batched or vector products, complex or integer products, and programs whose value

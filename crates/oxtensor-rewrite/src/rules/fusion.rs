@@ -55,8 +55,7 @@
 //! Last, a `Reduce` that is the only reader of an elementwise node becomes one `FusedReduce`
 //! over that node's inputs ([`super::fused_reduce`]), so no backend stores the value; then an
 //! elementwise node that is the only reader of a matrix product becomes one `FusedMatMul`
-//! ([`super::fused_matmul`]), so the program runs on each panel of the product while it is in
-//! cache.
+//! ([`super::fused_matmul`]), so the program runs in place on panels of the product.
 
 use super::fused_matmul::fuse_epilogues;
 use super::fused_reduce::fuse_reductions;

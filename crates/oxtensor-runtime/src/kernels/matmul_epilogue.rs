@@ -1,15 +1,19 @@
 //! `Op::FusedMatMul`: a float matrix product whose elementwise epilogue (`relu(x@w + b)`'s
-//! bias and activation) runs on each panel of output rows right after the panel is computed,
-//! while it is still in cache, instead of in a second pass over the whole output.
+//! bias and activation) runs on panels of output rows, each sized for the L2 cache and read and
+//! written in place, instead of as a separate node with its own pass and output.
 //!
-//! [`matmul_panels`] is the product half, shared by both backends: it cuts the output into
-//! panels of whole rows (one per thread for a large product, so each panel's product runs
-//! sequentially and the right operand is packed once per thread), computes each panel with one
-//! `gemm` call and hands it to the caller's epilogue on the same thread. The interpreter's
-//! epilogue ([`fused_matmul`]) runs the program on the panel with the `Composite` kernel,
-//! writing it in place; the native backend's runs its generated C loop over the panel's
-//! elements. Products the panel path does not take (other dtypes, operands that do not
-//! broadcast to the product) are computed unfused, with the same values and errors.
+//! [`matmul_panels`] is the product half, shared by both backends: one `gemm` call computes
+//! the whole product (split across threads by `gemm` itself when it is large), then the
+//! caller's epilogue runs on panels of rows, in parallel. The interpreter's epilogue
+//! ([`fused_matmul`]) runs the program on a panel with the `Composite` kernel, writing it in
+//! place; the native backend's runs its generated C loop over the panel's elements. Products
+//! the panel path does not take (other dtypes, operands that do not broadcast to the product)
+//! are computed unfused, with the same values and errors.
+//!
+//! Why not one `gemm` call per panel, the epilogue following while the panel is still in
+//! cache: each call packs the whole right operand again. On W4's 512×1024·1024×1024 `float64`
+//! product (`examples/gemm_vs_faer.rs`) four panels of 128 rows took 20% longer than one call,
+//! while the separate epilogue pass they would save costs under 2% of it.
 
 use super::KernelCtx;
 use super::composite::{composite, composite_in_place};
@@ -22,20 +26,21 @@ use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Output rows of a panel below which a product is not split into panels across threads: a
-/// panel's product packs the whole right operand again, which only pays on enough rows.
-const MIN_PANEL_ROWS: usize = 64;
+/// Elements of an epilogue's panel: 512 KiB of `float64`, which stays in a core's L2 cache
+/// between the epilogue's reading and writing it, and is enough work to be worth a task.
+const PANEL_ELEMENTS: usize = 1 << 16;
 
 /// The epilogue of a panel: called with the whole output and the panel's rows once those rows
-/// hold the product, on the thread that computed them. It may read and write those rows only.
+/// hold the product, possibly on several threads at once for different panels. It may read
+/// and write those rows only.
 pub type Epilogue<'a> = dyn Fn(&Tensor, Range<usize>) -> Result<(), KernelError> + Sync + 'a;
 
 /// `out := a·b` for `float32`/`float64` matrices `a` (m×k) and `b` (k×n) of `out`'s dtype
 /// (any strides and offsets), computed panel by panel of rows; `epilogue` runs on each panel
 /// right after it is written (see the module documentation).
 ///
-/// A product too small to split, or with too few rows for every thread to get
-/// `MIN_PANEL_ROWS`, is one panel computed with `gemm`'s own threads.
+/// The product is one `gemm` call (with `gemm`'s own threads when it is large); the epilogue
+/// then runs on panels of about `PANEL_ELEMENTS` elements, in parallel.
 ///
 /// # Safety
 /// `out` must be a C-contiguous m×n tensor from the start of its owned storage (its elements
@@ -80,20 +85,6 @@ pub unsafe fn matmul_panels(
     }
 }
 
-/// A pointer to the output's elements that parallel panels share; each writes its own rows.
-struct Rows<T>(*mut T);
-
-// SAFETY: the panels write disjoint rows of the output (see `panels`), and nothing else
-// touches the output while they run.
-unsafe impl<T> Sync for Rows<T> {}
-
-impl<T> Rows<T> {
-    /// The pointer (a method, so that closures capture the whole wrapper, not the field).
-    fn get(&self) -> *mut T {
-        self.0
-    }
-}
-
 /// [`matmul_panels`] for one element type.
 ///
 /// # Safety
@@ -107,7 +98,7 @@ unsafe fn panels<T: GemmElement>(
 ) -> Result<(), KernelError> {
     let p = Problem::matrices(a, b);
     let (m, n, k) = (p.m, p.n, p.k);
-    let dst = Rows(out.data_ptr().cast_mut().cast::<T>());
+    let dst = out.data_ptr().cast_mut().cast::<T>();
     if m * n == 0 {
         return Ok(());
     }
@@ -115,45 +106,24 @@ unsafe fn panels<T: GemmElement>(
         // A sum over nothing: zeros, then the epilogue.
         // SAFETY: `out` holds m·n elements of `T` from its first, which nothing else uses;
         // all-zero bytes are `T`'s zero (`T` is a float).
-        unsafe { std::ptr::write_bytes(dst.get(), 0, m * n) };
-        return epilogue(out, 0..m);
-    }
-    let (lhs, rhs) = (storage_slice::<T>(a)?, storage_slice::<T>(b)?);
-    let threads = rayon::current_num_threads();
-    let split = threads > 1 && m * n * k >= GEMM_PARALLEL_WORK && m >= threads * MIN_PANEL_ROWS;
-    let rows = if split { m.div_ceil(threads) } else { m };
-    let parallelism = if !split && m * n * k >= GEMM_PARALLEL_WORK {
-        gemm::Parallelism::Rayon(0)
+        unsafe { std::ptr::write_bytes(dst, 0, m * n) };
     } else {
-        gemm::Parallelism::None
-    };
-    let (ao, bo) = p.offsets[0];
-    let panel = |r0: usize| -> Result<(), KernelError> {
-        let len = rows.min(m - r0);
-        // SAFETY: row `r0` < m starts inside the m×n output.
-        let d = unsafe { dst.get().add(r0 * n) };
-        // SAFETY: rows `r0..r0 + len` of the C-contiguous m×n output, len·n elements from
-        // `d`, are this panel's alone (panels start `rows` apart, and our caller lends us the
-        // elements); the epilogue reads them only after the product returns. The panel's
-        // product is rows `r0..r0 + len` of `a` times `b`: moving the left operand's start by
-        // `r0` rows keeps every offset it reads inside `a`'s view, and `b` is read as a whole;
-        // both lie in their storages, which `lhs`/`rhs` cover. len, n, k ≥ 1.
-        unsafe {
-            gemm_into(
-                &p,
-                (len, n, k),
-                d,
-                lhs,
-                ao + r0 as isize * p.a_rs,
-                rhs,
-                bo,
-                parallelism,
-            )
+        let (lhs, rhs) = (storage_slice::<T>(a)?, storage_slice::<T>(b)?);
+        let parallelism = if m * n * k >= GEMM_PARALLEL_WORK {
+            gemm::Parallelism::Rayon(0)
+        } else {
+            gemm::Parallelism::None
         };
-        epilogue(out, r0..r0 + len)
-    };
+        let (ao, bo) = p.offsets[0];
+        // SAFETY: `dst` points to the m·n elements of the C-contiguous output, which our
+        // caller lends us; the operand offsets are `a`'s and `b`'s own views, inside their
+        // storages, which `lhs`/`rhs` cover; m, n, k ≥ 1.
+        unsafe { gemm_into(&p, (m, n, k), dst, lhs, ao, rhs, bo, parallelism) };
+    }
+    let rows = (PANEL_ELEMENTS / n).clamp(1, m);
     let starts: Vec<usize> = (0..m).step_by(rows).collect();
-    if split {
+    let panel = |r0: usize| epilogue(out, r0..(r0 + rows).min(m));
+    if starts.len() > 1 && rayon::current_num_threads() > 1 {
         starts.into_par_iter().try_for_each(panel)
     } else {
         starts.into_iter().try_for_each(panel)
