@@ -143,6 +143,14 @@ def test_split_and_matmul():
           rtol=1e-12, atol=1e-14)
 
 
+def test_matmul_epilogue():
+    # FAST_RUN fuses the bias and relu into the product (a FusedMatMul node), which the
+    # translation of the FAST_RUN function must compute too.
+    x, w, b = pt.matrix("x"), pt.matrix("w"), pt.vector("b")
+    check([x, w, b], pt.maximum(pt.dot(x, w) + b, 0),
+          [RNG.normal(size=(6, 5)), RNG.normal(size=(5, 4)), RNG.normal(size=4)], rtol=1e-12, atol=1e-14)
+
+
 def test_ifelse_and_scan():
     x, a = pt.vector("x"), pt.scalar("a")
     y = oxtensor.ifelse(a > 0, [pt.exp(x).sum(), x * 2], [pt.sin(x).sum(), x - 1])

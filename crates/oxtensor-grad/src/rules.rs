@@ -144,6 +144,7 @@ pub fn op_pullback(
             matmul::pullback(&inputs[0], &inputs[1], cg, wanted)
         })?,
         Op::MatMul => matmul::pullback(&inputs[0], &inputs[1], &g()?, wanted)?,
+        Op::FusedMatMul { body } => fused_matmul_pullback(body, inputs, &g()?, wanted)?,
         Op::OpFromGraph(o) => inner::op_from_graph(o, inputs, outputs, cotangents, wanted)?,
         Op::IfElse(b) => inner::ifelse(b, inputs, outputs, cotangents, wanted)?,
         Op::Scan(s) => crate::scan::pullback(s, inputs, outputs, cotangents, wanted)?,
@@ -200,6 +201,30 @@ fn fused_reduce_pullback(
     )?;
     let grads = crate::pullback(
         &[reduced],
+        &wanted_inputs(inputs, wanted),
+        std::slice::from_ref(g),
+    )?;
+    Ok(spread(wanted, grads))
+}
+
+/// A matrix product with an epilogue (built by rewriting, so rarely differentiated) is
+/// differentiated as the product and the `Composite` it fuses.
+fn fused_matmul_pullback(
+    body: &FrozenGraph,
+    inputs: &[Var],
+    g: &Var,
+    wanted: &[bool],
+) -> Result<Vec<Term>, GradError> {
+    let [a, b, rest @ ..] = inputs else {
+        return Err(GradError::Invalid(
+            "a fused matrix product takes at least two inputs".into(),
+        ));
+    };
+    let mut program_inputs = vec![Var::apply1(Op::MatMul, &[a.clone(), b.clone()])?];
+    program_inputs.extend_from_slice(rest);
+    let value = Var::apply1(Op::Composite(body.clone()), &program_inputs)?;
+    let grads = crate::pullback(
+        &[value],
         &wanted_inputs(inputs, wanted),
         std::slice::from_ref(g),
     )?;

@@ -287,6 +287,51 @@ fn composite_types(op: &Op, g: &FrozenGraph, inputs: &[Var]) -> Result<Types, Gr
         .collect())
 }
 
+/// The type of `Op::FusedMatMul`: the epilogue's over the product of two matrices and the
+/// other inputs, which must keep the product's dtype and not broadcast it to a larger shape.
+fn fused_matmul(op: &Op, body: &FrozenGraph, inputs: &[Var]) -> Result<Types, GraphError> {
+    if inputs.len() < 2 {
+        return Err(GraphError::Arity {
+            op: op.to_string(),
+            expected: "at least 2 (the matrices)".into(),
+            got: inputs.len(),
+        });
+    }
+    for m in &inputs[..2] {
+        if m.ndim() != 2 {
+            return Err(GraphError::rank(op, m, "2 (a matrix)"));
+        }
+    }
+    let product = matmul(op, &inputs[0], &inputs[1])?;
+    let [p] = product.as_slice() else {
+        return Err(GraphError::invalid(op, "a matrix product has one output"));
+    };
+    let mut program_inputs = vec![Var::input(None, p.clone())];
+    program_inputs.extend_from_slice(&inputs[2..]);
+    let program = composite_types(op, body, &program_inputs)?;
+    let [value] = program.as_slice() else {
+        return Err(GraphError::invalid(op, "the epilogue must have one output"));
+    };
+    if value.dtype != p.dtype {
+        return Err(GraphError::invalid(
+            op,
+            "the epilogue must keep the product's dtype",
+        ));
+    }
+    if value
+        .shape
+        .iter()
+        .zip(&p.shape)
+        .any(|(v, p)| *p == Some(1) && *v != Some(1))
+    {
+        return Err(GraphError::invalid(
+            op,
+            "the epilogue's inputs must broadcast to the product's shape",
+        ));
+    }
+    one(value.clone())
+}
+
 /// Infers the output types of `op` applied to `inputs`, or explains why it cannot apply.
 pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
     match op {
@@ -686,6 +731,7 @@ pub fn infer_types(op: &Op, inputs: &[Var]) -> Result<Types, GraphError> {
             arity(op, inputs, 2)?;
             matmul(op, &inputs[0], &inputs[1])
         }
+        Op::FusedMatMul { body } => fused_matmul(op, body, inputs),
         Op::OpFromGraph(o) => {
             crate::inner::check_args(op, inputs, o.body.input_types())?;
             Ok(o.body.outputs().iter().map(|v| v.ty().clone()).collect())

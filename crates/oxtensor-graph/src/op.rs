@@ -129,6 +129,17 @@ pub enum Op {
     /// `np.matmul`: vector·vector, matrix·vector, matrix·matrix, and batched with broadcasting
     /// of the leading dimensions.
     MatMul,
+    /// A matrix product with an elementwise epilogue, which the kernel applies in place to
+    /// cache-sized panels of the product: inputs `(a, b, e1, …)` with
+    /// `a` and `b` matrices (rank 2); the output is `Composite(body)(MatMul(a, b), e1, …)`, of
+    /// the product's shape and dtype (the `e`s broadcast to the product: a bias, scalars). The
+    /// fusion pass builds it where the program is the product's only reader, so every backend
+    /// runs the same decision (and printing shows it).
+    FusedMatMul {
+        /// The epilogue, as a `Composite`'s inner graph with one output whose placeholder 0 is
+        /// the product and placeholder `i` (i ≥ 1) input `i + 1`.
+        body: FrozenGraph,
+    },
     /// A user-defined op whose body is a frozen graph (PyTensor's `OpFromGraph`): inputs are the
     /// explicit arguments, then the shared variables the body reads; outputs are the body's.
     OpFromGraph(Arc<OpFromGraph>),
@@ -299,7 +310,8 @@ impl Op {
             | Op::IncTake { .. }
             | Op::GradMarker(_)
             | Op::FusedReduce { .. }
-            | Op::MatMul => 1,
+            | Op::MatMul
+            | Op::FusedMatMul { .. } => 1,
         }
     }
 
@@ -428,6 +440,14 @@ impl fmt::Display for Op {
                 write!(f, ", of={}}}", exprs.join(", "))
             }
             Op::MatMul => write!(f, "MatMul"),
+            Op::FusedMatMul { body } => {
+                let exprs: Vec<String> = body
+                    .outputs()
+                    .iter()
+                    .map(crate::frozen::render_scalar)
+                    .collect();
+                write!(f, "MatMul{{then={}}}", exprs.join(", "))
+            }
             Op::OpFromGraph(o) => write!(f, "{}", o.name.as_deref().unwrap_or("OpFromGraph")),
             Op::IfElse(_) => write!(f, "IfElse"),
             Op::Scan(s) => write!(f, "Scan{{{}}}", s.name.as_deref().unwrap_or("scan_fn")),

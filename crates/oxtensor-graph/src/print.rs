@@ -29,7 +29,7 @@ struct Printer {
     ids: FxHashMap<u64, String>,
     opts: PrintOptions,
     out: String,
-    /// Nodes with inner graphs met (Composite, FusedReduce, OpFromGraph, IfElse), whose inner graphs are
+    /// Nodes with inner graphs met (Composite, FusedReduce, FusedMatMul, OpFromGraph, IfElse), whose inner graphs are
     /// printed after the outer graph.
     inner: Vec<Var>,
 }
@@ -82,6 +82,7 @@ impl Printer {
                 Some((
                     Op::Composite(_)
                         | Op::FusedReduce { .. }
+                        | Op::FusedMatMul { .. }
                         | Op::OpFromGraph(_)
                         | Op::IfElse(_)
                         | Op::Scan(_),
@@ -166,7 +167,10 @@ pub fn debugprint(outputs: &[Var], opts: PrintOptions) -> String {
         let (text, _) = p.head(&v);
         let _ = writeln!(p.out, "\n{text}");
         match v.owner() {
-            Some((Op::Composite(g) | Op::FusedReduce { body: g, .. }, _)) => {
+            Some((
+                Op::Composite(g) | Op::FusedReduce { body: g, .. } | Op::FusedMatMul { body: g },
+                _,
+            )) => {
                 for o in g.outputs() {
                     p.walk(o, "", " ← ", 0);
                 }

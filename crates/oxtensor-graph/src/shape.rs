@@ -172,6 +172,8 @@ fn node_dims(
             dims.extend(ins[0][axis + 1..].iter().cloned());
             single(dims)
         }
+        // The product's shape: the epilogue's inputs broadcast to it (checked by `infer`).
+        Op::FusedMatMul { .. } => single(vec![ins[0][0].clone(), ins[1][1].clone()]),
         Op::MatMul => {
             let (a, b) = (ins[0], ins[1]);
             let mut dims = Vec::new();

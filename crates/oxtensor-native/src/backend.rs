@@ -127,6 +127,11 @@ impl NativeBackend {
                     // the signature `ElemFn`.
                     Step::Elemwise(unsafe { resolve::<ElemFn>(&library, name, &path)? })
                 }
+                Assign::Epilogue { kernel } => {
+                    let name = &unit.symbols[kernel];
+                    // SAFETY: as for `Assign::Elemwise`: an elementwise kernel.
+                    Step::Epilogue(unsafe { resolve::<ElemFn>(&library, name, &path)? })
+                }
                 Assign::Reduce {
                     kernel,
                     axes,

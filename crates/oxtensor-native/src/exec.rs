@@ -59,6 +59,8 @@ pub(crate) type ReduceFn = unsafe extern "C" fn(
 pub(crate) enum Step {
     /// An elementwise kernel.
     Elemwise(ElemFn),
+    /// The elementwise kernel of a `FusedMatMul`'s epilogue.
+    Epilogue(ElemFn),
     /// A reduction kernel over `axes`.
     Reduce {
         /// The kernel.
@@ -81,6 +83,9 @@ enum Kernel {
     /// An elementwise kernel, the node's cost per element ([`element_cost`]), and the layout
     /// of its last call.
     Elemwise(ElemFn, usize, LastLayout<ElemLayout>),
+    /// A matrix product whose epilogue runs as an elementwise kernel on each panel of it, and
+    /// the layout of the epilogue's last call.
+    Epilogue(ElemFn, LastLayout<ElemLayout>),
     /// A reduction kernel, whether it computes a fused program (see [`Step::Reduce`]), its
     /// cost per reduced element ([`element_cost`]) and the layout of its last call.
     Reduce {
@@ -100,7 +105,7 @@ enum Kernel {
 /// function called again and again on arrays of the same shapes (a sampler's) then skips the
 /// layout work, which on small arrays costs more than the loop. A call on another thread that
 /// finds it locked computes its own.
-struct LastLayout<T>(Mutex<Option<Arc<Kept<T>>>>);
+pub(crate) struct LastLayout<T>(Mutex<Option<Arc<Kept<T>>>>);
 
 /// A kept layout and the operand layouts it is for.
 pub(crate) struct Kept<T> {
@@ -117,7 +122,7 @@ impl<T> LastLayout<T> {
 
     /// The layout for `operands`: the kept one when they are laid out as last time, else
     /// `compute`d and kept. `None` when `compute` finds the operands do not fit.
-    fn get(
+    pub(crate) fn get(
         &self,
         operands: &[&Tensor],
         compute: impl FnOnce() -> Option<T>,
@@ -298,6 +303,7 @@ impl NativeExecutable {
             .map(|n| match steps.remove(&n.id()) {
                 None => Kernel::Interp,
                 Some(Step::Elemwise(f)) => Kernel::Elemwise(f, element_cost(n), LastLayout::new()),
+                Some(Step::Epilogue(f)) => Kernel::Epilogue(f, LastLayout::new()),
                 Some(Step::Reduce { f, axes, fused }) => Kernel::Reduce {
                     f,
                     axes,
@@ -658,6 +664,7 @@ impl NativeExecutable {
             Kernel::Elemwise(f, cost, last) => {
                 self.elemwise((*f, *cost, last), node, args, (donor, out))
             }
+            Kernel::Epilogue(f, last) => crate::epilogue::fused_matmul(*f, last, node, args),
             Kernel::Reduce {
                 f,
                 axes,
@@ -760,7 +767,7 @@ impl NativeExecutable {
                 let work = (elements.max(0) as usize).saturating_mul(*cost);
                 Some((LaunchOf::Reduce(*f, kept), work))
             }
-            Kernel::Interp | Kernel::Loop(_) | Kernel::Staged(..) => None,
+            Kernel::Interp | Kernel::Epilogue(..) | Kernel::Loop(_) | Kernel::Staged(..) => None,
         }
     }
 }

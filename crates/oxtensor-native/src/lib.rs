@@ -7,7 +7,9 @@
 //!    node (a Composite's inner scalar program is inlined into one loop body), every
 //!    `Reduce` (sum, prod, max, min, all, any over any axes), and every `FusedReduce` (the
 //!    fusion pass's decision that a reduction computes its elementwise program inside its
-//!    loop). Nodes whose inputs are statically tiny run on the interpreter and get no C.
+//!    loop). A `FusedMatMul`'s epilogue program gets a loop too, which the executor runs in
+//!    place on panels of the product the interpreter's `matmul_panels` computes.
+//!    Nodes whose inputs are statically tiny run on the interpreter and get no C.
 //! 2. **Code generation** writes, per kernel, only what differs between kernels: a vectorised
 //!    loop over one block of unit-stride operands (equal kernels emitted once). Shared
 //!    drivers walk the strided space run by run and hand each block its operands (the data
@@ -39,6 +41,7 @@ pub mod cache;
 mod compile;
 mod config;
 mod emit;
+mod epilogue;
 mod error;
 mod exec;
 mod lower;

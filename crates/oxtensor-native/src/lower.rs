@@ -1,6 +1,7 @@
 //! Lowering a function graph to kernels: which nodes run as generated C. Which elementwise
-//! programs run inside a reduction is the graph's decision (`FusedReduce` nodes, built by the
-//! fusion pass); lowering follows it.
+//! programs run inside a reduction, or on the panels of a matrix product, is the graph's
+//! decision (`FusedReduce` and `FusedMatMul` nodes, built by the fusion pass); lowering follows
+//! it.
 
 use crate::emit::{KernelSource, LoopProgram, Program, StagedLoop};
 use oxtensor_data::DType;
@@ -47,6 +48,12 @@ impl Kernel {
 pub(crate) enum Assign {
     /// Through elementwise kernel `kernel`.
     Elemwise {
+        /// Index into the kernels.
+        kernel: usize,
+    },
+    /// Through elementwise kernel `kernel`, as the epilogue of a `FusedMatMul`'s product: its
+    /// operands are the product and the node's inputs after the two matrices.
+    Epilogue {
         /// Index into the kernels.
         kernel: usize,
     },
@@ -147,7 +154,8 @@ fn reduction(node: &Node) -> Option<(Kernel, Axes, bool)> {
 /// `FusedReduce` a reduction (a `FusedReduce` computes its program inside the loop, so the
 /// program's value is never stored); except single ops whose inputs are all statically
 /// smaller than `interpret_below` elements (0-d arithmetic on scalars, say), which run on the
-/// interpreter. A `Scan` whose step is elementwise becomes one C loop ([`LoopProgram`]); one
+/// interpreter. A `FusedMatMul`'s program gets an elementwise loop the executor runs on each
+/// panel of the product. A `Scan` whose step is elementwise becomes one C loop ([`LoopProgram`]); one
 /// whose step also holds matrix products, one staged C loop ([`StagedLoop`]).
 /// Everything else (including `DimShuffle`, which is a view: its strides are all
 /// a consuming kernel needs) runs in the interpreter.
@@ -171,6 +179,14 @@ pub(crate) fn lower(graph: &FunctionGraph, interpret_below: usize) -> Lowered {
                     },
                 );
                 kernels.push(Kernel::Staged(program));
+            }
+            continue;
+        }
+        // A product's epilogue always gets C, as a Composite does.
+        if let Some(Op::FusedMatMul { body }) = node.op() {
+            if let Some(p) = Program::composite(body) {
+                assign.insert(node.id(), Assign::Epilogue { kernel: index });
+                kernels.push(Kernel::Elemwise(p));
             }
             continue;
         }

@@ -392,6 +392,9 @@ impl Sweep<'_, '_> {
                     body,
                 })
             }
+            Op::FusedMatMul { body } => self
+                .rewrite_inner(body, true)?
+                .map(|body| Op::FusedMatMul { body }),
             Op::OpFromGraph(o) => self.rewrite_inner(&o.body, false)?.map(|body| {
                 Op::OpFromGraph(Arc::new(OpFromGraph {
                     body,

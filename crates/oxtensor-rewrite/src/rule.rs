@@ -142,6 +142,8 @@ pub enum OpKind {
     FusedReduce,
     /// [`Op::MatMul`].
     MatMul,
+    /// [`Op::FusedMatMul`].
+    FusedMatMul,
     /// [`Op::OpFromGraph`].
     OpFromGraph,
     /// [`Op::IfElse`].
@@ -184,6 +186,7 @@ impl OpKind {
             Op::Composite(_) => OpKind::Composite,
             Op::FusedReduce { .. } => OpKind::FusedReduce,
             Op::MatMul => OpKind::MatMul,
+            Op::FusedMatMul { .. } => OpKind::FusedMatMul,
             Op::OpFromGraph(_) => OpKind::OpFromGraph,
             Op::IfElse(_) => OpKind::IfElse,
             Op::Scan(_) => OpKind::Scan,

@@ -1,7 +1,7 @@
 //! Ops in the format: one exhaustive `match` to encode, one to decode (by the `"op"` name).
 //!
 //! An op is an object `{"op": "<Name>", ...parameters}`; inner graphs (`Composite`,
-//! `FusedReduce`, `OpFromGraph`, `IfElse`, `Scan`) hold frozen graphs
+//! `FusedReduce`, `FusedMatMul`, `OpFromGraph`, `IfElse`, `Scan`) hold frozen graphs
 //! (`{"inputs": [types], "outputs": [refs]}`) whose nodes live in the document's node table.
 //! The linear-algebra and random families are in [`crate::family`].
 
@@ -200,6 +200,10 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             "GradMarker"
         }
         Op::MatMul => "MatMul",
+        Op::FusedMatMul { body } => {
+            put("body", enc.frozen(body));
+            "FusedMatMul"
+        }
         Op::OpFromGraph(o) => {
             put("body", enc.frozen(&o.body));
             put("name", json!(o.name.as_deref()));
@@ -340,6 +344,9 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
             }
         }),
         "MatMul" => Op::MatMul,
+        "FusedMatMul" => Op::FusedMatMul {
+            body: dec.scalar_program(o.get("body")?, &o.path("body"))?,
+        },
         "OpFromGraph" => {
             let optional = |key: &str| o.opt(key).map(|g| dec.frozen(g, &o.path(key))).transpose();
             let at = o.path("implicit");

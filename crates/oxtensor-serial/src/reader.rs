@@ -97,8 +97,8 @@ impl Decoder {
         })
     }
 
-    /// A frozen graph that must be a scalar program (the body of a `Composite` or
-    /// `FusedReduce`): 0-d inputs and outputs, elementwise ops only.
+    /// A frozen graph that must be a scalar program (the body of a `Composite`,
+    /// `FusedReduce` or `FusedMatMul`): 0-d inputs and outputs, elementwise ops only.
     pub fn scalar_program(&self, value: &Value, at: &str) -> Result<FrozenGraph, SerialError> {
         let g = self.frozen(value, at)?;
         let scalar = g.input_types().iter().all(|t| t.ndim() == 0)

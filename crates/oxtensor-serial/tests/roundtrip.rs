@@ -1,5 +1,5 @@
 //! Round trips through the format: random graphs, every inner-graph op, linear algebra,
-//! random draws, the extra tensor ops and run-time checks encode, decode to the same structure (re-encoding gives the same text) and
+//! random draws, the extra tensor ops, fused matrix products and run-time checks encode, decode to the same structure (re-encoding gives the same text) and
 //! compile to functions giving the same numbers; corrupt, hostile and newer documents are
 //! refused with an error naming the field.
 
@@ -88,6 +88,40 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_matrix_product_with_a_fused_epilogue_round_trips() {
+    let (x, w, b) = (
+        oxtensor::matrix("x", DType::F64),
+        oxtensor::matrix("w", DType::F64),
+        vector("b", DType::F64),
+    );
+    let zero = ops::weak_constant(0.0.into(), DType::F64);
+    let h = ops::maximum(&(&x.matmul(&w) + &b), &zero).expect("relu");
+    let f = function(&[x, w, b], &[h])
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("compile");
+    let g = f.graph();
+    let fused = |outs: &[Var]| {
+        oxtensor::oxtensor_graph::toposort(outs).iter().any(|n| {
+            matches!(
+                n.op(),
+                Some(oxtensor::oxtensor_graph::Op::FusedMatMul { .. })
+            )
+        })
+    };
+    assert!(fused(g.outputs()));
+    let back = round_trip(&bundle(g.inputs(), g.outputs()));
+    assert!(fused(&back.outputs));
+    let args = [
+        Tensor::from_slice(&pseudo_random(12, 1), &[3, 4]).expect("x"),
+        Tensor::from_slice(&pseudo_random(20, 2), &[4, 5]).expect("w"),
+        f64s(&pseudo_random(5, 3)),
+    ];
+    let plain = Mode::new("interp", "None").expect("mode");
+    assert_same(&f.call(&args).expect("call"), &run(&back, &plain, &args));
 }
 
 #[test]

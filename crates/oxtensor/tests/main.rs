@@ -22,6 +22,7 @@ mod gradient_semantics;
 mod gradient_verify;
 mod inner_graphs;
 mod linalg;
+mod matmul_epilogue;
 mod memory;
 mod profile;
 mod raise_op;

@@ -41,6 +41,7 @@ fn foldable(op: &Op) -> bool {
         | Op::FusedReduce { .. }
         | Op::GradMarker(_)
         | Op::MatMul
+        | Op::FusedMatMul { .. }
         | Op::OpFromGraph(_)
         | Op::IfElse(_)
         | Op::Scan(_) => true,

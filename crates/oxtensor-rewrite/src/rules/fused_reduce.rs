@@ -19,8 +19,9 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// The elementwise program computing output `output` of `node` (an `Elemwise` or a
-/// `Composite`), as a body for [`Op::FusedReduce`] with one input per input of the node.
-fn program(node: &Node, output: usize) -> Option<FrozenGraph> {
+/// `Composite`), as a body for [`Op::FusedReduce`] with one input per input of the node (the
+/// epilogue fusion builds its bodies from it too).
+pub(super) fn program(node: &Node, output: usize) -> Option<FrozenGraph> {
     match node.op()? {
         Op::Elemwise(s) => {
             let inputs: Vec<Var> = node

@@ -53,8 +53,11 @@
 //! # Reductions
 //!
 //! Last, a `Reduce` that is the only reader of an elementwise node becomes one `FusedReduce`
-//! over that node's inputs ([`super::fused_reduce`]), so no backend stores the value.
+//! over that node's inputs ([`super::fused_reduce`]), so no backend stores the value; then an
+//! elementwise node that is the only reader of a matrix product becomes one `FusedMatMul`
+//! ([`super::fused_matmul`]), so the program runs in place on panels of the product.
 
+use super::fused_matmul::fuse_epilogues;
 use super::fused_reduce::fuse_reductions;
 use crate::RewriteError;
 use crate::driver::{PassStats, StopReason};
@@ -529,7 +532,7 @@ fn rebuild_error(source: oxtensor_graph::GraphError) -> RewriteError {
 /// Fuses the elementwise groups of the graph of `outputs` (see the module documentation);
 /// then fuses reductions with their producers; returns the new outputs, in order, and what
 /// happened (hits of `elemwise_fusion`: one per Composite built; of `reduction_fusion`: one per
-/// `FusedReduce`).
+/// `FusedReduce`; of `epilogue_fusion`: one per `FusedMatMul`).
 pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
     let order = toposort(outputs);
     let index = order.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
@@ -559,13 +562,17 @@ pub fn fuse(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteError> {
         unreachable!("the pass without merged groups always completes")
     };
     let fused_outputs: Vec<Var> = outputs.iter().map(|o| rebuild.new_var(o)).collect();
-    let (new_outputs, reductions) = fuse_reductions(&fused_outputs)?;
+    let (reduced_outputs, reductions) = fuse_reductions(&fused_outputs)?;
+    let (new_outputs, epilogues) = fuse_epilogues(&reduced_outputs)?;
     let mut hits = IndexMap::new();
     if rebuild.fused > 0 {
         hits.insert("elemwise_fusion", rebuild.fused);
     }
     if reductions > 0 {
         hits.insert("reduction_fusion", reductions);
+    }
+    if epilogues > 0 {
+        hits.insert("epilogue_fusion", epilogues);
     }
     let stats = PassStats {
         sweeps: 1,

@@ -7,6 +7,7 @@ mod algebra;
 mod branches;
 mod check;
 mod fold;
+mod fused_matmul;
 mod fused_reduce;
 mod fusion;
 mod last_only;

@@ -15,21 +15,46 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 /// Multiply-adds (`m·n·k`) above which one product is worth splitting across threads.
-const GEMM_PARALLEL_WORK: usize = 1 << 18;
+pub(super) const GEMM_PARALLEL_WORK: usize = 1 << 18;
 
 /// The operands' common layout: one (m×k)·(k×n) product per batch position.
-struct Problem {
-    m: usize,
-    n: usize,
-    k: usize,
+pub(super) struct Problem {
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
     /// Row and column strides of the left matrices.
-    a_rs: isize,
-    a_cs: isize,
+    pub(super) a_rs: isize,
+    pub(super) a_cs: isize,
     /// Row and column strides of the right matrices.
-    b_rs: isize,
-    b_cs: isize,
+    pub(super) b_rs: isize,
+    pub(super) b_cs: isize,
     /// Storage offsets of the left and right matrix of each batch position, in C order.
-    offsets: Vec<(isize, isize)>,
+    pub(super) offsets: Vec<(isize, isize)>,
+}
+
+impl Problem {
+    /// The layout of one product of the matrices `a` (m×k) and `b` (k×n), whose dtypes and
+    /// contraction extents the caller has checked.
+    pub(super) fn matrices(a: &Tensor, b: &Tensor) -> Problem {
+        let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+        let (at, bt) = (a.strides(), b.strides());
+        Problem {
+            m,
+            n,
+            k,
+            a_rs: unit(m, at[0]),
+            a_cs: unit(k, at[1]),
+            b_rs: unit(k, bt[0]),
+            b_cs: unit(n, bt[1]),
+            offsets: vec![(a.offset() as isize, b.offset() as isize)],
+        }
+    }
+}
+
+/// The stride of a dimension as `gemm` should see it: a dimension of extent 1 is never stepped
+/// along, and a unit stride lets `gemm` see it as dense.
+fn unit(extent: usize, stride: isize) -> isize {
+    if extent == 1 { 1 } else { stride }
 }
 
 /// `np.matmul(a, b)` computed in `dtype` (the NumPy result type of the operands; operands of
@@ -111,8 +136,6 @@ pub fn matmul(a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor, KernelErro
         }
         offsets.push((ao, bo));
     }
-    // A dimension of extent 1 is never stepped along; a unit stride lets gemm see it as dense.
-    let unit = |extent: usize, stride: isize| if extent == 1 { 1 } else { stride };
     let p = Problem {
         m,
         n,
@@ -174,7 +197,7 @@ fn gemm_batches<T: GemmElement>(
         // operand views (strides of extent-1 dimensions are never multiplied by a non-zero
         // index), all inside their storages, which `lhs`/`rhs` cover and nobody writes while
         // `a` and `b` are borrowed. m, n, k ≥ 1 (empty products return early).
-        unsafe { gemm_into(p, (m, n, k), d, lhs, ao, rhs, bo, parallelism) }
+        unsafe { gemm_into(p, (m, n, k), d.as_mut_ptr(), lhs, ao, rhs, bo, parallelism) }
     };
     if batches > 1 && work < GEMM_PARALLEL_WORK && batches * work > PARALLEL_THRESHOLD {
         dst.par_chunks_mut(m * n)
@@ -198,7 +221,7 @@ fn gemm_batches<T: GemmElement>(
 ///
 /// # Safety
 /// `Self` and `Self::G` must have the same size, alignment and meaning of their bytes.
-unsafe trait GemmElement: Element + Accumulate {
+pub(super) unsafe trait GemmElement: Element + Accumulate {
     /// The type `gemm` knows, with this type's layout.
     type G: 'static;
     /// Zero and one in `gemm`'s type.
@@ -230,16 +253,18 @@ unsafe impl GemmElement for C128 {
 }
 
 /// `d := lhs·rhs` for an `m×n×k` product whose left operand starts at storage offset `ao` and
-/// right operand at `bo`, with the problem's strides; `d` is C-contiguous with row stride `n`.
+/// right operand at `bo`, with the problem's strides; `d` is C-contiguous with row stride `n`
+/// (a pointer, so its elements may be uninitialised: they are only written).
 ///
 /// # Safety
 /// For i < m, q < k, j < n, the offsets `ao + i·a_rs + q·a_cs` and `bo + q·b_rs + j·b_cs` must
-/// lie inside `lhs` and `rhs`; `d` must hold `m·n` elements; m, n, k ≥ 1.
+/// lie inside `lhs` and `rhs`; `d` must point to `m·n` writable elements nothing else uses
+/// during the call; m, n, k ≥ 1.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm_into<T: GemmElement>(
+pub(super) unsafe fn gemm_into<T: GemmElement>(
     p: &Problem,
     (m, n, k): (usize, usize, usize),
-    d: &mut [T],
+    d: *mut T,
     lhs: &[T],
     ao: isize,
     rhs: &[T],
@@ -255,7 +280,7 @@ unsafe fn gemm_into<T: GemmElement>(
             m,
             n,
             k,
-            d.as_mut_ptr().cast(),
+            d.cast(),
             1,
             n as isize,
             false,
@@ -307,7 +332,18 @@ fn skinny<T: GemmElement>(
             // product's m·n outputs: moving the operand that indexes them by `start` steps
             // keeps every offset the smaller product reads inside the original product's
             // operand views (see `gemm_batches`); `d` is this task's own part of the output.
-            unsafe { gemm_into(p, shape, d, lhs, ao, rhs, bo, gemm::Parallelism::None) }
+            unsafe {
+                gemm_into(
+                    p,
+                    shape,
+                    d.as_mut_ptr(),
+                    lhs,
+                    ao,
+                    rhs,
+                    bo,
+                    gemm::Parallelism::None,
+                )
+            }
         });
         return Ok(());
     }
@@ -327,7 +363,7 @@ fn skinny<T: GemmElement>(
                 gemm_into(
                     p,
                     (m, n, len),
-                    &mut d,
+                    d.as_mut_ptr(),
                     lhs,
                     ao,
                     rhs,

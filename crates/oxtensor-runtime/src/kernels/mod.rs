@@ -12,11 +12,13 @@ mod index;
 mod layout;
 mod linalg;
 mod matmul;
+mod matmul_epilogue;
 pub mod random;
 mod reduce;
 pub mod scalar;
 
 pub use composite_reduce::reduce_of_elemwise;
+pub use matmul_epilogue::{Epilogue, matmul_panels};
 
 use crate::KernelError;
 use oxtensor_data::Tensor;
@@ -75,6 +77,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], ctx: &KernelCtx<'_>) -> Result<Vec<Tens
             inputs[1],
             ctx.output_types[0].dtype,
         )?),
+        Op::FusedMatMul { body } => one(matmul_epilogue::fused_matmul(body, inputs, ctx)?),
         // Compiled functions run these through their `InnerBodies`; alone, they run here.
         Op::OpFromGraph(_) | Op::IfElse(_) | Op::Scan(_) => crate::inner::eval_alone(op, inputs),
         Op::Linalg(l) => linalg::linalg(l, inputs),

@@ -219,3 +219,17 @@ def _inc_take(op, node, doc):
 def _matmul(op, node, doc):
     dtype = out_dtypes(node)[0]
     return lambda a, b: (jnp.matmul(jnp.asarray(a).astype(dtype), jnp.asarray(b).astype(dtype)),)
+
+
+@register("FusedMatMul")
+def _fused_matmul(op, node, doc):
+    """A matrix product and its elementwise epilogue (the body's input 0 is the product)."""
+    dtype = out_dtypes(node)[0]
+    body = doc.frozen(op["body"])
+
+    def run(a, b, *others):
+        product = jnp.matmul(jnp.asarray(a).astype(dtype), jnp.asarray(b).astype(dtype))
+        (value,) = body(product, *others)
+        return (jnp.broadcast_to(jnp.asarray(value), product.shape).astype(dtype),)
+
+    return run

@@ -228,3 +228,17 @@ def _inc_take(op, node, doc):
 def _matmul(op, node, doc):
     dtype = torch_dtype(out_dtypes(node)[0])
     return lambda a, b: (torch.matmul(tensor(a).to(dtype), tensor(b).to(dtype)),)
+
+
+@register("FusedMatMul")
+def _fused_matmul(op, node, doc):
+    """A matrix product and its elementwise epilogue (the body's input 0 is the product)."""
+    dtype = torch_dtype(out_dtypes(node)[0])
+    body = doc.frozen(op["body"])
+
+    def run(a, b, *others):
+        product = torch.matmul(tensor(a).to(dtype), tensor(b).to(dtype))
+        (value,) = body(product, *others)
+        return (tensor(value).to(dtype).expand(product.shape),)
+
+    return run
