@@ -362,3 +362,66 @@ fn a_float32_rnn_runs_as_staged_c_loops() {
         assert_close(&format!("output {k}"), n, i, tol);
     }
 }
+
+/// `H[t] = tanh(H[t-1] W + b)` for a batch of states (a matrix): the step's matrix·matrix
+/// product with a bias and an activation is what epilogue fusion (`FusedMatMul`) takes outside
+/// loops; inside a step it must stay a product the C loop runs, forward and backward.
+#[test]
+fn a_batched_rnn_with_a_bias_runs_as_staged_c_loops() {
+    let w = Var::input(Some("W"), TensorType::of_rank(DType::F64, 2));
+    let b = Var::input(Some("b"), TensorType::of_rank(DType::F64, 1));
+    let h0 = Var::input(Some("H0"), TensorType::of_rank(DType::F64, 2));
+    let (hp, wi, bi) = (typed(&[None, None]), typed(&[None, None]), typed(&[None]));
+    let next = (&hp.matmul(&wi) + &bi).tanh();
+    let init = oxtensor::ops::expand_dims(&h0, 0).expect("init");
+    let h = scan(ScanSpec {
+        tap_inputs: std::slice::from_ref(&hp),
+        sequence_taps: vec![],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[wi, bi],
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(12),
+        sequences: &[],
+        initial: &[init],
+        others: &[w.clone(), b.clone()],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("batched_rnn"),
+    })
+    .expect("scan")
+    .remove(0);
+    let g = grad(
+        &h.sum(None),
+        &[w.clone(), b.clone()],
+        &GradOptions::default(),
+    )
+    .expect("grad");
+    let mut outputs = vec![h];
+    outputs.extend(g.iter().map(|g| g.var().expect("connected").clone()));
+    let inputs = [w, b, h0];
+    let mut rng = Rng::new(23);
+    let vals = vec![
+        values(&mut rng, &[6, 6], 0.4),
+        values(&mut rng, &[6], 0.5),
+        values(&mut rng, &[3, 6], 0.5),
+    ];
+    let fast = function(&inputs, &outputs)
+        .mode(Mode::FAST_RUN)
+        .build()
+        .expect("fast");
+    let source = backend().generate(fast.graph());
+    assert_eq!(staged_loops(&source), 2, "{source}");
+    let native = run_in_c(fast.graph(), &vals);
+    let interp = function(&inputs, &outputs)
+        .mode(Mode::new("interp", "fast_run").expect("mode"))
+        .build()
+        .expect("interp")
+        .call(&vals)
+        .expect("interp run");
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
+        assert_close(&format!("output {k}"), n, i, tol);
+    }
+}
