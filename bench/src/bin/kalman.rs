@@ -12,44 +12,14 @@
 //! `cargo run --release -p oxtensor-bench --bin kalman`
 
 use oxtensor::gradient::GradOptions;
-use oxtensor::oxtensor_graph::{AssumeA, TensorType};
-use oxtensor::{DType, ScanSpec, Tensor, Var, function, grad, linalg, scan};
-use oxtensor_bench::best;
+use oxtensor::oxtensor_graph::AssumeA;
+use oxtensor::{ScanSpec, Tensor, Var, function, grad, linalg, scan};
+use oxtensor_bench::{best, f64_input, noise, ok, reps};
 use std::hint::black_box;
 
 const N: usize = 4;
 const P: usize = 2;
 const STEPS: usize = 1000;
-
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Deterministic values in `[-1, 1)`.
-fn noise(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
-fn f64_input(ndim: usize) -> Var {
-    Var::input(None, TensorType::of_rank(DType::F64, ndim))
-}
-
-fn reps() -> usize {
-    std::env::var("KALMAN_REPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20)
-}
 
 /// Row-major `a (m × k) · b (k × n)`.
 fn mm(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
@@ -186,12 +156,12 @@ fn main() {
         .map(|(v, s)| ok(Tensor::from_slice(v, s)))
         .collect();
     let want = by_hand(&vals);
-    let hand = best(reps(), || {
+    let hand = best(reps("KALMAN_REPS", 20), || {
         black_box(by_hand(&vals));
     });
     println!(
         "Kalman filter, state {N}, observations {P}, {STEPS} steps (best of {})",
-        reps()
+        reps("KALMAN_REPS", 20)
     );
     println!(
         "  by hand (Rust, forward)                 {:8.3} ms",
@@ -215,10 +185,10 @@ fn main() {
         } else {
             "solve + slogdet"
         };
-        let fwd = best(reps(), || {
+        let fwd = best(reps("KALMAN_REPS", 20), || {
             black_box(ok(forward.call(&args)));
         });
-        let bwd = best(reps(), || {
+        let bwd = best(reps("KALMAN_REPS", 20), || {
             black_box(ok(backward.call(&args)));
         });
         println!("  {name:<22} forward             {:8.3} ms", fwd * 1e3);

@@ -14,7 +14,7 @@
 use oxtensor::gradient::GradOptions;
 use oxtensor::oxtensor_graph::TensorType;
 use oxtensor::{DType, Idx, ScanSpec, Tensor, Var, function, grad, scan};
-use oxtensor_bench::best;
+use oxtensor_bench::{best, f64_input, noise, ok, reps};
 use std::hint::black_box;
 
 const WINDOW: usize = 16;
@@ -23,36 +23,6 @@ const VOCAB: usize = 1000;
 const HIDDEN: usize = 64;
 const TOKENS: usize = 4;
 const EMBED_STEPS: usize = 1000;
-
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Deterministic values in `[-1, 1)`.
-fn noise(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
-fn f64_input(ndim: usize) -> Var {
-    Var::input(None, TensorType::of_rank(DType::F64, ndim))
-}
-
-fn reps() -> usize {
-    std::env::var("SLICES_REPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(7)
-}
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
@@ -116,10 +86,10 @@ fn window() {
     };
     let got = ok(f.call(&args))[0].to_vec_as::<f64>();
     assert!(max_diff(&got, &by_hand()) < 1e-12, "sliding window differs");
-    let ours = best(reps(), || {
+    let ours = best(reps("SLICES_REPS", 7), || {
         black_box(ok(f.call(&args)));
     });
-    let hand = best(reps(), || {
+    let hand = best(reps("SLICES_REPS", 7), || {
         black_box(by_hand());
     });
     println!(
@@ -215,10 +185,10 @@ fn embedding() {
         max_diff(&got[1].to_vec_as::<f64>(), &de) < 1e-9,
         "dE differs"
     );
-    let ours = best(reps(), || {
+    let ours = best(reps("SLICES_REPS", 7), || {
         black_box(ok(forward.call(&args)));
     });
-    let hand = best(reps(), || {
+    let hand = best(reps("SLICES_REPS", 7), || {
         black_box(by_hand(false));
     });
     println!(
@@ -226,10 +196,10 @@ fn embedding() {
         ours * 1e3,
         hand * 1e3
     );
-    let ours = best(reps(), || {
+    let ours = best(reps("SLICES_REPS", 7), || {
         black_box(ok(backward.call(&args)));
     });
-    let hand = best(reps(), || {
+    let hand = best(reps("SLICES_REPS", 7), || {
         black_box(by_hand(true));
     });
     println!(

@@ -10,7 +10,7 @@
 //! to the interpreter, which computes the node or reports the error.
 
 use crate::exec::{ElemFn, ElemLayout, LastLayout};
-use crate::walk::{Space, Walk, in_bounds};
+use crate::walk::{Space, in_bounds};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{Node, TensorType};
 use oxtensor_runtime::kernels::matmul_panels;
@@ -81,12 +81,7 @@ pub(crate) fn fused_matmul(
         if space.shape.as_slice() != &shape[..] {
             return None;
         }
-        let all: Vec<usize> = (0..space.shape.len()).collect();
-        Some(ElemLayout {
-            walk: Walk::merged(&space, &all)?,
-            shape: space.shape,
-            numel: space.numel,
-        })
+        ElemLayout::of(space)
     });
     let Some(kept) = kept else {
         return fallback();

@@ -12,9 +12,9 @@ use crate::emit::StagedLoop;
 use crate::recurrence::LoopFn;
 use crate::replay::{Decision, LaunchOf, Ran, Replay};
 use crate::staged::StagedFn;
-use crate::walk::{ReduceWalk, Space, Walk, in_bounds};
+pub(crate) use crate::walk::ElemLayout;
+use crate::walk::{ReduceWalk, Space, in_bounds};
 use libloading::Library;
-use oxtensor_data::Shape;
 use oxtensor_data::{Tensor, dispatch_dtype};
 use oxtensor_graph::{Axes, Node, Op, ReduceOp, TensorType, toposort};
 use oxtensor_runtime::kernels::{self, KernelCtx, PARALLEL_THRESHOLD};
@@ -160,16 +160,6 @@ impl<T> LastLayout<T> {
         }
         key
     }
-}
-
-/// How an elementwise call walks its operands.
-pub(crate) struct ElemLayout {
-    /// The walk.
-    pub(crate) walk: Walk,
-    /// The output shape.
-    pub(crate) shape: Shape,
-    /// The number of output elements.
-    pub(crate) numel: usize,
 }
 
 /// How a reduction call walks its operands.
@@ -381,13 +371,7 @@ impl NativeExecutable {
     ) -> Result<Vec<Tensor>, RuntimeError> {
         let kept = last.get(args, || {
             let types: Vec<_> = node.inputs().iter().map(|v| v.ty().clone()).collect();
-            let space = Space::elemwise(args, &types)?;
-            let all: Vec<usize> = (0..space.shape.len()).collect();
-            Some(ElemLayout {
-                walk: Walk::merged(&space, &all)?,
-                shape: space.shape,
-                numel: space.numel,
-            })
+            ElemLayout::of(Space::elemwise(args, &types)?)
         });
         let Some(kept) = kept else {
             return eval_node(node, args);

@@ -249,3 +249,26 @@ impl ReduceWalk {
         })
     }
 }
+
+/// How an elementwise call walks its operands.
+pub(crate) struct ElemLayout {
+    /// The walk.
+    pub(crate) walk: Walk,
+    /// The output shape.
+    pub(crate) shape: Shape,
+    /// The number of output elements.
+    pub(crate) numel: usize,
+}
+
+impl ElemLayout {
+    /// The walk over every axis of an elementwise iteration `space` (`None` when its strides
+    /// do not merge into one walk the kernels take).
+    pub(crate) fn of(space: Space) -> Option<ElemLayout> {
+        let all: Vec<usize> = (0..space.shape.len()).collect();
+        Some(ElemLayout {
+            walk: Walk::merged(&space, &all)?,
+            shape: space.shape,
+            numel: space.numel,
+        })
+    }
+}

@@ -13,7 +13,8 @@ fn w2(x: &Var, y: &Var) -> Var {
     (-(x * x)).exp() * y.sin() + (x * y).abs().log1p()
 }
 
-fn compile(inputs: &[Var], outputs: &[Var], mode: Mode) -> Function {
+/// `outputs` of `inputs` compiled in `mode` (unused inputs allowed).
+pub(crate) fn compile(inputs: &[Var], outputs: &[Var], mode: Mode) -> Function {
     function(inputs, outputs)
         .mode(mode)
         .on_unused_input(OnUnusedInput::Ignore)
@@ -22,7 +23,7 @@ fn compile(inputs: &[Var], outputs: &[Var], mode: Mode) -> Function {
 }
 
 /// The apply nodes of a compiled function's graph.
-fn ops(f: &Function) -> Vec<Op> {
+pub(crate) fn ops(f: &Function) -> Vec<Op> {
     f.graph()
         .toposort()
         .iter()

@@ -4,28 +4,12 @@
 
 use oxtensor::gradient::{VerifyGradOptions, verify_grad};
 use oxtensor::oxtensor_graph::Op;
-use oxtensor::{DType, Function, Mode, OnUnusedInput, Tensor, Var, function, matrix, tensor};
+use oxtensor::{DType, Function, Mode, Tensor, Var, matrix, tensor};
 use oxtensor::{ops, vector};
 use oxtensor_testkit::{Tol, assert_close};
 
+use crate::fusion::{compile, ops as ops_of};
 use crate::random_graphs::pseudo_random;
-
-fn compile(inputs: &[Var], outputs: &[Var], mode: Mode) -> Function {
-    function(inputs, outputs)
-        .mode(mode)
-        .on_unused_input(OnUnusedInput::Ignore)
-        .build()
-        .unwrap()
-}
-
-/// The apply nodes of a compiled function's graph.
-fn ops_of(f: &Function) -> Vec<Op> {
-    f.graph()
-        .toposort()
-        .iter()
-        .filter_map(|n| n.op().cloned())
-        .collect()
-}
 
 fn fused_count(f: &Function) -> usize {
     ops_of(f)

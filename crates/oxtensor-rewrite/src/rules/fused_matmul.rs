@@ -15,7 +15,7 @@
 //! anyway), batched or vector products, complex or integer products, and programs whose value
 //! changes the product's dtype or broadcasts it to a larger shape.
 
-use super::fused_reduce::program;
+use super::fused_reduce::{carry, program, read_counts};
 use crate::RewriteError;
 use oxtensor_graph::{FrozenGraph, Node, Op, TensorType, Var, toposort, with_site};
 use rustc_hash::FxHashMap;
@@ -84,10 +84,7 @@ fn fused(node: &Arc<Node>, p: &Var, new_var: impl Fn(&Var) -> Var) -> Option<Var
 /// how many products were fused.
 pub(crate) fn fuse_epilogues(outputs: &[Var]) -> Result<(Vec<Var>, usize), RewriteError> {
     let order = toposort(outputs);
-    let mut reads: FxHashMap<u64, usize> = FxHashMap::default();
-    for v in order.iter().flat_map(|n| n.inputs()).chain(outputs) {
-        *reads.entry(v.node().id()).or_default() += 1;
-    }
+    let reads = read_counts(&order, outputs);
     let mut memo: FxHashMap<Var, Var> = FxHashMap::default();
     let mut fused_count = 0;
     for node in &order {
@@ -106,17 +103,7 @@ pub(crate) fn fuse_epilogues(outputs: &[Var]) -> Result<(Vec<Var>, usize), Rewri
             memo.insert(Var::output_of(node, 0), new);
             continue;
         }
-        let inputs: Vec<Var> = node.inputs().iter().map(new_var).collect();
-        if inputs.as_slice() == node.inputs() {
-            continue;
-        }
-        let outs = Var::apply(op.clone(), &inputs).map_err(|source| RewriteError::Rebuild {
-            pass: "fusion",
-            source,
-        })?;
-        for (k, w) in outs.into_iter().enumerate() {
-            memo.insert(Var::output_of(node, k), w);
-        }
+        carry(node, op, &mut memo)?;
     }
     let new_outputs = outputs
         .iter()

@@ -45,11 +45,7 @@ pub(super) fn program(node: &Node, output: usize) -> Option<FrozenGraph> {
 /// and how many reductions were fused.
 pub(crate) fn fuse_reductions(outputs: &[Var]) -> Result<(Vec<Var>, usize), RewriteError> {
     let order = toposort(outputs);
-    // How many times each node's values are read: by nodes, and as graph outputs.
-    let mut reads: FxHashMap<u64, usize> = FxHashMap::default();
-    for v in order.iter().flat_map(|n| n.inputs()).chain(outputs) {
-        *reads.entry(v.node().id()).or_default() += 1;
-    }
+    let reads = read_counts(&order, outputs);
     let mut memo: FxHashMap<Var, Var> = FxHashMap::default();
     let new_var = |memo: &FxHashMap<Var, Var>, v: &Var| memo.get(v).cloned().unwrap_or(v.clone());
     let mut fused = 0;
@@ -88,17 +84,42 @@ pub(crate) fn fuse_reductions(outputs: &[Var]) -> Result<(Vec<Var>, usize), Rewr
             memo.insert(Var::output_of(node, 0), new);
             continue;
         }
-        let inputs: Vec<Var> = node.inputs().iter().map(|v| new_var(&memo, v)).collect();
-        if inputs.as_slice() == node.inputs() {
-            continue;
-        }
-        let outs = Var::apply(op.clone(), &inputs).map_err(|source| RewriteError::Rebuild {
-            pass: "fusion",
-            source,
-        })?;
-        for (k, w) in outs.into_iter().enumerate() {
-            memo.insert(Var::output_of(node, k), w);
-        }
+        carry(node, op, &mut memo)?;
     }
     Ok((outputs.iter().map(|o| new_var(&memo, o)).collect(), fused))
+}
+
+/// How many times each node's values are read in `order` (the graph of `outputs`): by nodes,
+/// and as graph outputs. A value read once by the node fusing it need not be stored.
+pub(super) fn read_counts(order: &[Arc<Node>], outputs: &[Var]) -> FxHashMap<u64, usize> {
+    let mut reads: FxHashMap<u64, usize> = FxHashMap::default();
+    for v in order.iter().flat_map(|n| n.inputs()).chain(outputs) {
+        *reads.entry(v.node().id()).or_default() += 1;
+    }
+    reads
+}
+
+/// Carries a node a fusion step leaves alone into the new graph: applies its op to its inputs'
+/// replacements in `memo` and records its new outputs there (nothing when no input changed).
+pub(super) fn carry(
+    node: &Arc<Node>,
+    op: &Op,
+    memo: &mut FxHashMap<Var, Var>,
+) -> Result<(), RewriteError> {
+    let inputs: Vec<Var> = node
+        .inputs()
+        .iter()
+        .map(|v| memo.get(v).cloned().unwrap_or(v.clone()))
+        .collect();
+    if inputs.as_slice() == node.inputs() {
+        return Ok(());
+    }
+    let outs = Var::apply(op.clone(), &inputs).map_err(|source| RewriteError::Rebuild {
+        pass: "fusion",
+        source,
+    })?;
+    for (k, w) in outs.into_iter().enumerate() {
+        memo.insert(Var::output_of(node, k), w);
+    }
+    Ok(())
 }
