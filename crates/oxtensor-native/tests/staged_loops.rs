@@ -344,23 +344,12 @@ fn a_float32_rnn_runs_as_staged_c_loops() {
     .iter()
     .map(|t| t.cast(DType::F32))
     .collect();
-    let fast = function(&inputs, &outputs)
-        .mode(Mode::FAST_RUN)
-        .build()
-        .expect("fast");
-    let source = backend().generate(fast.graph());
-    assert_eq!(staged_loops(&source), 2);
-    let native = run_in_c(fast.graph(), &vals);
-    let interp = function(&inputs, &outputs)
-        .mode(Mode::new("interp", "fast_run").expect("mode"))
-        .build()
-        .expect("interp")
-        .call(&vals)
-        .expect("interp run");
-    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-5);
-    for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
-        assert_close(&format!("output {k}"), n, i, tol);
-    }
+    assert_staged_pair_like_interpreter(
+        &inputs,
+        &outputs,
+        &vals,
+        Tol::MATH_LIBRARIES.or_scaled(1e-5),
+    );
 }
 
 /// `H[t] = tanh(H[t-1] W + b)` for a batch of states (a matrix): the step's matrix·matrix
@@ -407,20 +396,31 @@ fn a_batched_rnn_with_a_bias_runs_as_staged_c_loops() {
         values(&mut rng, &[6], 0.5),
         values(&mut rng, &[3, 6], 0.5),
     ];
-    let fast = function(&inputs, &outputs)
+    assert_staged_pair_like_interpreter(
+        &inputs,
+        &outputs,
+        &vals,
+        Tol::MATH_LIBRARIES.or_scaled(1e-12),
+    );
+}
+
+/// Compiles `outputs` of `inputs` in FAST_RUN; asserts that its graph holds two staged C loops
+/// (a forward loop and its gradient's backward loop) that run on `vals` with no fallback, and
+/// that they agree with the interpreter's loops within `tol`.
+fn assert_staged_pair_like_interpreter(inputs: &[Var], outputs: &[Var], vals: &[Tensor], tol: Tol) {
+    let fast = function(inputs, outputs)
         .mode(Mode::FAST_RUN)
         .build()
         .expect("fast");
     let source = backend().generate(fast.graph());
     assert_eq!(staged_loops(&source), 2, "{source}");
-    let native = run_in_c(fast.graph(), &vals);
-    let interp = function(&inputs, &outputs)
+    let native = run_in_c(fast.graph(), vals);
+    let interp = function(inputs, outputs)
         .mode(Mode::new("interp", "fast_run").expect("mode"))
         .build()
         .expect("interp")
-        .call(&vals)
+        .call(vals)
         .expect("interp run");
-    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
     for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
         assert_close(&format!("output {k}"), n, i, tol);
     }
