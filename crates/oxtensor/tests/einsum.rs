@@ -427,7 +427,12 @@ fn einsum_is_replanned_once_static_shapes_are_known() {
     let body_order = products(&[body_order.expect("einsum")]);
     assert_eq!(body_order[0], vec![vec![s(6), s(6)], vec![s(6), s(6)]]);
     let want = einsum_reference(spec, &vals);
-    check(&unknown, std::slice::from_ref(&e), &vals, std::slice::from_ref(&want));
+    check(
+        &unknown,
+        std::slice::from_ref(&e),
+        &vals,
+        std::slice::from_ref(&want),
+    );
     check(&fixed, &replaced, &vals, &[want]);
     vg(
         "einsum node",
