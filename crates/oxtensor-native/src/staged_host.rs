@@ -26,21 +26,43 @@ use std::sync::Arc;
 pub(crate) type HostFn =
     unsafe extern "C" fn(*mut c_void, i64, *const *const c_void, *const *mut c_void) -> i32;
 
+/// The most elements of an integer operand known before the loop that [`output_shapes`]
+/// hands the type rule as a constant (a draw's `size`, an extent): enough for any shape.
+const KNOWN_INTS: usize = 32;
+
 /// The extents of the outputs of `node`'s node on operands of extents `shapes`, by the op's
-/// type rule, or `None` when it rejects them or leaves an extent unknown.
-pub(crate) fn output_shapes(node: &Var, shapes: &[Vec<usize>]) -> Option<Vec<Vec<usize>>> {
+/// type rule, or `None` when it rejects them or leaves an extent unknown. `known` holds per
+/// operand its value when the executor knows it before the loop: an integer one of at most
+/// [`KNOWN_INTS`] elements goes to the rule as that constant, since extents may follow from
+/// it (a random draw's `size`).
+pub(crate) fn output_shapes(
+    node: &Var,
+    shapes: &[Vec<usize>],
+    known: &[Option<&Tensor>],
+) -> Option<Vec<Vec<usize>>> {
     let n = node.node();
     let inputs = n.inputs();
-    if inputs.len() != shapes.len() {
+    if inputs.len() != shapes.len() || inputs.len() != known.len() {
         return None;
     }
     let vars: Vec<Var> = inputs
         .iter()
         .zip(shapes)
+        .zip(known)
         .enumerate()
-        .map(|(i, (v, s))| {
-            let shape: Vec<Option<usize>> = s.iter().map(|&d| Some(d)).collect();
-            Var::placeholder(i, TensorType::new(v.dtype(), &shape))
+        .map(|(i, ((v, s), k))| match k {
+            Some(t)
+                if t.dtype() == v.dtype()
+                    && t.dtype().is_int()
+                    && t.numel() <= KNOWN_INTS
+                    && t.shape() == s.as_slice() =>
+            {
+                Var::constant((*t).clone())
+            }
+            _ => {
+                let shape: Vec<Option<usize>> = s.iter().map(|&d| Some(d)).collect();
+                Var::placeholder(i, TensorType::new(v.dtype(), &shape))
+            }
         })
         .collect();
     let types = infer_types(n.op()?, &vars).ok()?;
