@@ -164,6 +164,7 @@ fn broadcast(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
     (&(x * 0.9) + &z.sum(Some(&[0])), r, vec![w])
 }
 
+/// A float64 tensor of `shape` holding `v`.
 fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
     Tensor::from_slice(v, shape).expect("tensor")
 }
@@ -186,7 +187,11 @@ fn loops_drawing_random_numbers_run_as_staged_c_loops_with_the_interpreters_draw
         (
             "an integer counter",
             counter,
-            (DType::I64, &[], Tensor::from_slice(&[4i64], &[1]).expect("n0")),
+            (
+                DType::I64,
+                &[],
+                Tensor::from_slice(&[4i64], &[1]).expect("n0"),
+            ),
             vec![],
         ),
         (
@@ -272,7 +277,12 @@ fn gradients_through_a_reparametrised_draw_run_as_staged_loops_like_the_interpre
     let grads = grad(&cost, &inputs[2..], &GradOptions::default()).expect("grad");
     let mut all = vec![cost];
     all.extend(grads.iter().filter_map(|g| g.var().cloned()));
-    let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("function");
+    let build = |mode: Mode| {
+        function(&inputs, &all)
+            .mode(mode)
+            .build()
+            .expect("function")
+    };
     let fast = build(Mode::FAST_RUN);
     let interp = build(Mode::new("interp", "fast_run").expect("mode"));
     // C sums the backward step's terms in another order than the interpreter.
