@@ -45,12 +45,15 @@ fn rng_row(seed: u128) -> Tensor {
 /// gives the next state, the next generator and the mapped outputs.
 type Step = fn(&Var, &Var, &[Var]) -> (Var, Var, Vec<Var>);
 
+/// A state: its dtype, its extents and its initial buffer (one row).
+type State<'a> = (DType, &'a [usize], Tensor);
+
 /// A loop of `steps` steps of `step` over a state of `dtype` and extents `shape` (initial row
 /// `x0`) and a generator seeded with `seed`, reading `others` (float64 values): the graph and
 /// the values of its inputs.
 fn recurrence(
     step: Step,
-    (dtype, shape, x0): (DType, &[usize], Tensor),
+    (dtype, shape, x0): State<'_>,
     others: &[Tensor],
     seed: u128,
     steps: i64,
@@ -171,7 +174,7 @@ fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
 
 #[test]
 fn loops_drawing_random_numbers_run_as_staged_c_loops_with_the_interpreters_draws() {
-    let cases: Vec<(&str, Step, (DType, &[usize], Tensor), Vec<Tensor>)> = vec![
+    let cases: Vec<(&str, Step, State<'_>, Vec<Tensor>)> = vec![
         (
             "AR(1) with normal noise",
             ar1,
