@@ -6,6 +6,10 @@
          trajectory) and forward + gradient of ``sum(h)`` w.r.t. ``W``   target: ≤ 1.0× JAX lax.scan
     C6   compile time of W6: a new process with an empty cache, and one with the filled cache
                                                                       targets: cold < 0.3 s, cached < 5 ms
+    SIM  simulations drawing random numbers, 10,000 steps: an AR(1) ``x = 0.9 x + normal(0, 0.3)``
+         with its generator in ``outputs_info``, and a stochastic volatility model (two chained
+         draws a step) drawing from a shared generator ``fn`` updates, against a Python loop
+         drawing the same numbers from NumPy's generator                 no target
     KF   a Kalman filter's log-likelihood (state 4, observations 2, 1,000 steps; cholesky +
          cho_solve), forward and forward + gradient w.r.t. A, Q, H, R: the Rust benchmark
          ``bench/src/bin/kalman.rs`` on the same numbers, against JAX (``lax.scan``,
@@ -17,7 +21,7 @@ is its best round. Peers: PyTensor (its default linker), JAX (``jit`` of ``lax.s
 ``grad``), Numba (hand-written loops, forward and backward by hand). Every library gets one
 thread (``bench/peers.py``'s ``thread_env(1)``, where the environment does not say otherwise).
 
-    python bench/loops.py [--quick] [--only W6g,W7,KF,C6] [--rounds N]
+    python bench/loops.py [--quick] [--only W6g,W7,SIM,KF,C6] [--rounds N]
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 
 import numpy as np  # noqa: E402
 
-from peers import jax_row, lib, measure, numba_row, report, tensor_rows  # noqa: E402
+from peers import Row, jax_row, lib, measure, numba_row, report, tensor_rows  # noqa: E402
 
-WORKLOADS = ("W6G", "W7", "KF", "C6")
+WORKLOADS = ("W6G", "W7", "SIM", "KF", "C6")
 
 
 def ar1(pkg, pt):
@@ -193,6 +197,62 @@ def w7(steps, hidden, with_grad):
     what = "forward + gradient w.r.t. W" if with_grad else "forward"
     return dict(title=f"tanh RNN, {hidden} hidden, {steps} steps, {what}", target=1.0, rows=rows,
                 ref=rnn_reference(W, X, h0, with_grad))
+
+
+def ar1_sim(steps):
+    """AR(1) simulation; the generator is a loop state (``outputs_info``) and an input."""
+
+    def graph(pkg, pt):
+        r = pt.random.rng("r") if pkg.__name__ == "oxtensor" else pt.random.type.random_generator_type("r")
+        x0 = pt.dscalar("x0")
+
+        def step(x, r):
+            next_r, z = pt.random.normal(0.0, 0.3, rng=r, return_next_rng=True)
+            return 0.9 * x + z, next_r
+
+        xs, _ = pkg.scan(step, outputs_info=[x0, r], n_steps=steps, return_updates=False)
+        return [r, x0], xs
+
+    def numpy_loop():
+        g, x, out = np.random.default_rng(1), 0.0, np.empty(steps)
+        for t in range(steps):
+            x = 0.9 * x + g.normal(0.0, 0.3)
+            out[t] = x
+        return out
+
+    rows = tensor_rows(graph, [np.random.default_rng(1), 0.0]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
+    return dict(title=f"AR(1) simulation, {steps} steps, generator in outputs_info", target=None, rows=rows,
+                ref=numpy_loop())
+
+
+def sv_sim(steps):
+    """Stochastic volatility simulation drawing from a shared generator that ``fn`` updates
+    (the update is not applied, so every call draws the same numbers)."""
+    mu, phi, sigma = -0.5, 0.9, 0.4
+
+    def graph(pkg, pt):
+        rng = pkg.shared(np.random.default_rng(4))
+
+        def step(h):
+            r1, z = pt.random.normal(rng=rng, return_next_rng=True)
+            h_new = mu + phi * (h - mu) + sigma * z
+            r2, y = pt.random.normal(0.0, pt.exp(h_new / 2), rng=r1, return_next_rng=True)
+            return [h_new, y], {rng: r2}
+
+        h0 = pt.dscalar("h0")
+        (hs, ys), _ = pkg.scan(step, outputs_info=[h0, None], n_steps=steps)
+        return [h0], [hs, ys]
+
+    def numpy_loop():
+        g, h, hs, ys = np.random.default_rng(4), -0.2, np.empty(steps), np.empty(steps)
+        for t in range(steps):
+            h = mu + phi * (h - mu) + sigma * g.normal()
+            hs[t], ys[t] = h, g.normal(0.0, np.exp(h / 2))
+        return [hs, ys]
+
+    rows = tensor_rows(graph, [-0.2]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
+    return dict(title=f"stochastic volatility simulation, {steps} steps, shared generator updated in fn",
+                target=None, rows=rows, ref=numpy_loop())
 
 
 def lcg_noise(n, seed):
@@ -377,6 +437,11 @@ def main():
         for with_grad in (False, True):
             wl = w7(steps, 64, with_grad)
             report("W7" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
+            sys.stdout.flush()
+    if "SIM" in only:
+        for make in (ar1_sim, sv_sim):
+            wl = make(1000 if a.quick else 10**4)
+            report("SIM", wl, measure(wl, rounds), "ms", summary)
             sys.stdout.flush()
     if "KF" in only:
         for with_grad in (False, True):
