@@ -377,3 +377,72 @@ def test_python_numbers_convert_as_their_arrays_do(dtype, value):
             [d for d, _ in got] == [d for d, _ in expected]
             and all(np.isnan(v) for _, v in got) and all(np.isnan(v) for _, v in expected)
         )
+
+
+# The argument cache (crates/oxtensor-py/src/arg_cache.rs): the tensor wrapping an array is used
+# again when the same array comes back unchanged. Every way of changing the array must be seen.
+
+
+def test_the_same_array_changed_in_place_gives_new_values():
+    f, _ = sumsq()
+    a = np.array([1.0, 2.0, 3.0])
+    assert f(a) == 14.0
+    a[:] = [2.0, 0.0, 1.0]
+    assert f(a) == 5.0
+    a += 1.0
+    assert f(a) == 9.0 + 1.0 + 4.0
+
+
+def test_the_same_array_reshaped_or_reinterpreted_in_place_is_wrapped_anew():
+    x = pt.dmatrix("x")
+    f = function([x], pt.sum(x, axis=1))
+    a = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(f(a), [3.0, 12.0])
+    a.shape = (3, 2)  # the same object, new extents and strides
+    assert np.array_equal(f(a), [1.0, 5.0, 9.0])
+    a.shape = (6,)
+    with pytest.raises(TypeError, match="'x'"):
+        f(a)
+    g, _ = sumsq()
+    b = np.array([1.5, -2.0])
+    assert g(b) == 1.5**2 + 4.0
+    b.dtype = np.float32  # the same memory, read as four float32 numbers
+    assert g(b) == pytest.approx(float(np.sum(b.astype(np.float64) ** 2)))
+
+
+def test_the_same_array_with_a_new_buffer_is_read_from_the_new_one():
+    f, _ = sumsq()
+    a = np.array([1.0, 2.0])
+    assert f(a) == 5.0
+    a.resize(4, refcheck=False)  # a new buffer for the same object
+    a[:] = [1.0, 1.0, 1.0, 3.0]
+    assert f(a) == 12.0
+
+
+def test_trusted_calls_see_changes_of_the_same_array_too():
+    f, _ = sumsq()
+    f.trust_input = True
+    a = np.array([1.0, 2.0])
+    for i in range(5):
+        a[0] = float(i)
+        assert f(a) == i * i + 4.0
+    assert f(a[::-1]) == 16.0 + 4.0  # a view is another object
+
+
+def test_small_arguments_are_kept_until_free_and_large_ones_never():
+    f, _ = sumsq()
+    small = np.ones(8)
+    w = weakref.ref(small)
+    assert f(small) == 8.0
+    del small
+    gc.collect()
+    assert w() is not None  # the function remembers its last argument, as PyTensor does
+    f.free()
+    gc.collect()
+    assert w() is None
+    large = np.ones(1 << 14)
+    w = weakref.ref(large)
+    assert f(large) == float(1 << 14)
+    del large
+    gc.collect()
+    assert w() is None

@@ -13,13 +13,26 @@ pub type Strides = SmallVec<[isize; 4]>;
 /// Cloning is cheap and shares the storage: a `Tensor` is a view. Kernels write only into
 /// storage they hold uniquely (see [`Tensor::data_mut`]), so values seen through other views
 /// never change under them.
-#[derive(Clone)]
 pub struct Tensor {
     dtype: DType,
     shape: Shape,
     strides: Strides,
     offset: usize,
     storage: Arc<Storage>,
+}
+
+impl Clone for Tensor {
+    /// Shares the storage and copies the extents and strides as plain slices (`SmallVec`'s own
+    /// `clone` goes element by element, which showed in the per-call path of small functions).
+    fn clone(&self) -> Tensor {
+        Tensor {
+            dtype: self.dtype,
+            shape: Shape::from_slice(&self.shape),
+            strides: Strides::from_slice(&self.strides),
+            offset: self.offset,
+            storage: Arc::clone(&self.storage),
+        }
+    }
 }
 
 fn checked_numel(shape: &[usize]) -> Result<usize, DataError> {

@@ -329,9 +329,7 @@ impl NativeExecutable {
     /// How many calls were replayed from a recording rather than run through the plan (see
     /// the `replay` module): what tests use to show the fast path really ran.
     pub fn replayed_calls(&self) -> usize {
-        self.replay
-            .as_ref()
-            .map_or(0, |r| r.replayed.load(Ordering::Relaxed))
+        self.replay.as_ref().map_or(0, Replay::replayed)
     }
 
     /// How many nodes run as generated code (fused producers included).

@@ -27,11 +27,11 @@ use crate::exec::{ElemFn, ElemLayout, Kept, ReduceFn, ReduceLayout, call_reduce}
 use crate::walk::in_bounds;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{Node, Op};
+use oxtensor_runtime::TryLock;
 use oxtensor_runtime::kernels::PARALLEL_THRESHOLD;
 use smallvec::SmallVec;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Ops whose output views their first input at an offset fixed by the key (when their other
 /// inputs are fixed by it too).
@@ -167,9 +167,7 @@ struct Recording {
 /// What a function keeps for replaying: the recording, and what decides when to record.
 #[derive(Default)]
 pub(crate) struct Replay {
-    state: Mutex<State>,
-    /// Calls replayed (see [`crate::NativeExecutable::replayed_calls`]).
-    pub(crate) replayed: AtomicUsize,
+    state: TryLock<State>,
 }
 
 #[derive(Default)]
@@ -179,6 +177,9 @@ struct State {
     last_miss: Option<Key>,
     /// Replays that failed.
     failures: usize,
+    /// Calls replayed (see [`crate::NativeExecutable::replayed_calls`]), counted under the
+    /// lock the replay holds anyway (an atomic counter cost a tenth of a replay).
+    replayed: usize,
 }
 
 /// What the executor does with a call.
@@ -190,6 +191,11 @@ pub(crate) enum Decision {
 }
 
 impl Replay {
+    /// How many calls were replayed (0 while a call holds the recording: ask between calls).
+    pub(crate) fn replayed(&self) -> usize {
+        self.state.try_lock().map_or(0, |s| s.replayed)
+    }
+
     /// Replays the call when its key was recorded (the outputs; `None` when the call must take
     /// the normal path, with what to do there).
     pub(crate) fn replay(
@@ -197,12 +203,12 @@ impl Replay {
         values: &[Tensor],
         lent: &[Option<Tensor>],
     ) -> Result<Vec<Tensor>, Decision> {
-        let Ok(mut state) = self.state.try_lock() else {
+        let Some(mut state) = self.state.try_lock() else {
             return Err(Decision::Normal);
         };
         if let Some(rec) = state.recording.as_ref().filter(|r| r.key.matches(values)) {
             if let Some(outs) = rec.run(values, lent) {
-                self.replayed.fetch_add(1, Ordering::Relaxed);
+                state.replayed += 1;
                 return Ok(outs);
             }
             state.failures += 1;
@@ -224,7 +230,7 @@ impl Replay {
     /// a failure, so that a function with a step no recording takes stops trying.
     pub(crate) fn keep(&self, recorder: Box<Recorder>, output_slots: &[usize]) {
         let recording = recorder.finish(output_slots);
-        if let Ok(mut state) = self.state.try_lock() {
+        if let Some(mut state) = self.state.try_lock() {
             match recording {
                 Some(recording) => state.recording = Some(recording),
                 None => {
@@ -472,7 +478,7 @@ impl Recording {
         if !values.iter().all(in_bounds) {
             return None;
         }
-        let mut fresh: SmallVec<[Tensor; 2]> = SmallVec::with_capacity(self.fresh.len());
+        let mut fresh: SmallVec<[Option<Tensor>; 2]> = SmallVec::with_capacity(self.fresh.len());
         for (dtype, shape, j) in &self.fresh {
             let fits = |t: &&Tensor| {
                 t.dtype() == *dtype
@@ -482,17 +488,19 @@ impl Recording {
                     && t.storage().is_owned()
                     && t.numel() * t.dtype().size() <= t.storage().len()
             };
-            fresh.push(match lent.get(*j).and_then(Option::as_ref).filter(fits) {
-                Some(t) => t.clone(),
-                // SAFETY: the kernel recorded as this buffer's producer writes every element
-                // before the call returns it (a failing replay drops it unread).
-                None => unsafe { Tensor::uninit(*dtype, shape) }.ok()?,
-            });
+            fresh.push(Some(
+                match lent.get(*j).and_then(Option::as_ref).filter(fits) {
+                    Some(t) => t.clone(),
+                    // SAFETY: the kernel recorded as this buffer's producer writes every element
+                    // before the call returns it (a failing replay drops it unread).
+                    None => unsafe { Tensor::uninit(*dtype, shape) }.ok()?,
+                },
+            ));
         }
         let address = |p: &Place| -> Option<*const c_void> {
             let base = match p.base {
                 Base::Input(i) => values.get(i)?.data_ptr(),
-                Base::Fresh(k) => fresh.get(k)?.data_ptr(),
+                Base::Fresh(k) => fresh.get(k)?.as_ref()?.data_ptr(),
                 Base::Held(h) => self.held.get(h)?.data_ptr(),
             };
             Some(base.wrapping_offset(p.bytes).cast())
@@ -545,10 +553,12 @@ impl Recording {
             }
         }
         let mut result = Vec::with_capacity(self.outputs.len());
-        for base in &self.outputs {
+        for (j, base) in self.outputs.iter().enumerate() {
             result.push(match *base {
                 Base::Input(i) => values.get(i)?.clone(),
-                Base::Fresh(k) => fresh.get(k)?.clone(),
+                // Moved out at its last use (a clone is an atomic increment and decrement).
+                Base::Fresh(k) if self.outputs[j + 1..].contains(base) => fresh.get(k)?.clone()?,
+                Base::Fresh(k) => fresh.get_mut(k)?.take()?,
                 Base::Held(h) => self.held.get(h)?.clone(),
             });
         }

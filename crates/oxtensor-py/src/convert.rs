@@ -164,6 +164,75 @@ pub fn python_number_to_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> Option<T
     }
 }
 
+/// The fields of an `ndarray` its wrapping as a tensor is made from.
+struct ArrayFields<'a> {
+    data: *mut c_void,
+    dims: &'a [npy_intp],
+    strides: &'a [npy_intp],
+    flags: c_int,
+    typenum: c_int,
+    byteorder: u8,
+}
+
+impl<'a> ArrayFields<'a> {
+    /// Reads `obj`'s fields; the caller has checked it is an `ndarray` (`is_ndarray`).
+    #[inline]
+    fn read(obj: &'a Bound<'_, PyAny>) -> ArrayFields<'a> {
+        let arr = obj.as_ptr().cast::<npyffi::PyArrayObject>();
+        // SAFETY: `obj` is an ndarray (the caller's check), so it has NumPy's array struct
+        // layout; we only read its fields while holding a reference to it, which the borrow
+        // `'a` outlives. `descr` is never null for a live array, and `dimensions`/`strides`
+        // point at `nd` entries when `nd > 0`.
+        unsafe {
+            let f = &(*arr).fields;
+            let descr = &(*f.descr).fields;
+            let nd = f.nd as usize;
+            let (dims, strides): (&[npy_intp], &[npy_intp]) = if nd == 0 {
+                (&[], &[])
+            } else {
+                (
+                    std::slice::from_raw_parts(f.dimensions, nd),
+                    std::slice::from_raw_parts(f.strides, nd),
+                )
+            };
+            ArrayFields {
+                data: f.data.cast(),
+                dims,
+                strides,
+                flags: f.flags,
+                typenum: descr.type_num,
+                byteorder: descr.byteorder as u8,
+            }
+        }
+    }
+
+    /// The dtype, when the array can be read in place (supported, aligned, native order).
+    #[inline]
+    fn dtype(&self) -> Option<DType> {
+        let dtype = dtype_of_typenum(self.typenum)?;
+        (self.flags & NPY_ARRAY_ALIGNED != 0 && self.byteorder != FOREIGN_BYTEORDER)
+            .then_some(dtype)
+    }
+}
+
+/// Whether `t`, made by [`ndarray_to_tensor`] from the array `obj` on an earlier call (so its
+/// storage keeps `obj` alive), still describes `obj` exactly: same dtype, first element,
+/// extents and strides. A tensor that does can be used again instead of wrapping the array
+/// anew (the caller's array may have been reshaped in place or given a new buffer since).
+#[inline]
+pub fn still_wraps(obj: &Bound<'_, PyAny>, t: &Tensor) -> bool {
+    let f = ArrayFields::read(obj);
+    let item = t.dtype().size() as isize;
+    f.dtype() == Some(t.dtype())
+        && f.data.cast::<u8>().cast_const() == t.data_ptr()
+        && f.dims.len() == t.ndim()
+        && f.dims.iter().zip(t.shape()).all(|(&d, &e)| d == e as isize)
+        && f.strides
+            .iter()
+            .zip(t.strides())
+            .all(|(&s, &e)| s == e * item)
+}
+
 /// Wraps an `ndarray` as a tensor without copying, or `None` when its dtype or layout needs a
 /// conversion first (the caller then goes through `oxtensor._convert`).
 ///
@@ -171,38 +240,9 @@ pub fn python_number_to_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> Option<T
 /// caller's memory.
 #[inline]
 pub fn ndarray_to_tensor(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
-    let arr = obj.as_ptr().cast::<npyffi::PyArrayObject>();
-    // SAFETY: the caller checked `obj` is an ndarray (`is_ndarray`), so it has NumPy's array
-    // struct layout; we only read its fields while holding a reference to it. `descr` is
-    // never null for a live array.
-    let (data, nd, dims, strides, flags, dtype, byteorder) = unsafe {
-        let f = &(*arr).fields;
-        let descr = &(*f.descr).fields;
-        (
-            f.data,
-            f.nd as usize,
-            f.dimensions,
-            f.strides,
-            f.flags,
-            descr.type_num,
-            descr.byteorder as u8,
-        )
-    };
-    let dtype = dtype_of_typenum(dtype)?;
-    if flags & NPY_ARRAY_ALIGNED == 0 || byteorder == FOREIGN_BYTEORDER {
-        return None;
-    }
-    let (dims, strides): (&[npy_intp], &[npy_intp]) = if nd == 0 {
-        (&[], &[])
-    } else {
-        // SAFETY: `dimensions` and `strides` point at `nd` entries for an array of rank nd > 0.
-        unsafe {
-            (
-                std::slice::from_raw_parts(dims, nd),
-                std::slice::from_raw_parts(strides, nd),
-            )
-        }
-    };
+    let f = ArrayFields::read(obj);
+    let dtype = f.dtype()?;
+    let (data, dims, strides) = (f.data, f.dims, f.strides);
     let item = dtype.size() as isize;
     let mut shape = Shape::new();
     let mut estrides = Strides::new();

@@ -9,11 +9,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use crate::call_state::{ArgCache, CallState};
 use crate::convert::{
     self, deep_copy, is_ndarray, ndarray_to_tensor, output_array, owned, python_number_to_tensor,
 };
 use crate::errors::{ox_err, type_err, value_err};
-use crate::recycle::{Kept, Recycler};
+use crate::recycle::Kept;
+use oxtensor::oxtensor_runtime::{Held, TryLock};
 use smallvec::SmallVec;
 
 /// Per output, the released array lent to the executor for this call, if any.
@@ -60,8 +62,9 @@ pub struct PyFunction {
     /// How `oxtensor.function` was called (set once by it): what pickling, `copy` and
     /// `oxtensor.save` rebuild the function from (`oxtensor.compile.pickling`).
     recipe: std::sync::OnceLock<Py<PyAny>>,
-    /// Per output, the small arrays it returned, reused once the caller lets go of them.
-    recyclers: Vec<Recycler>,
+    /// The last small arguments, wrapped, and per output the small arrays it returned,
+    /// reused once the caller lets go of them.
+    state: TryLock<CallState>,
 }
 
 fn vars_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Var>> {
@@ -228,9 +231,9 @@ fn compile(
     }
     let must_copy = inputs_reaching_updates(&f);
     let update_targets = ups.iter().map(|(t, _)| t.clone()).collect();
-    let recyclers = (0..f.n_outputs()).map(|_| Recycler::default()).collect();
+    let state = TryLock::new(CallState::new(ins.len(), f.n_outputs()));
     Ok(PyFunction {
-        recyclers,
+        state,
         update_targets,
         single,
         n_inputs: ins.len(),
@@ -265,7 +268,24 @@ pub fn prefix_err(py: Python<'_>, e: PyErr, what: &str) -> PyErr {
     PyErr::from_type(ty, full)
 }
 
+/// Returns arrays lent for a call that did not get to use them.
+fn give_back(state: Option<&mut CallState>, lent: Lent) {
+    let Some(state) = state else { return };
+    for (r, kept) in state.outs.iter_mut().zip(lent) {
+        if let Some(kept) = kept {
+            drop(r.give_back(kept));
+        }
+    }
+}
+
 impl PyFunction {
+    /// The call state for this call, or `None` when another call holds it (one on another
+    /// thread, or one made from inside this one): that call then keeps and reuses nothing.
+    #[inline]
+    fn hold(&self) -> Option<Held<'_, CallState>> {
+        self.state.try_lock()
+    }
+
     fn name_part(&self) -> String {
         self.name
             .as_ref()
@@ -289,6 +309,31 @@ impl PyFunction {
             deep_copy(&t)
         } else {
             Ok(t)
+        }
+    }
+
+    /// Argument `i`, through the argument cache when it is an array: the tensor of the last
+    /// call when the same array comes again unchanged, else a fresh one, remembered.
+    #[inline]
+    fn cached_arg(
+        &self,
+        py: Python<'_>,
+        i: usize,
+        obj: &Bound<'_, PyAny>,
+        cache: Option<&mut ArgCache>,
+    ) -> PyResult<Tensor> {
+        let Some(cache) = cache.filter(|_| !self.must_copy[i] && is_ndarray(py, obj)) else {
+            return self.arg(py, i, obj);
+        };
+        if let Some(t) = cache.get(i, obj) {
+            return Ok(t);
+        }
+        match ndarray_to_tensor(obj) {
+            Some(t) => {
+                cache.put(i, obj, &t);
+                Ok(t)
+            }
+            None => self.slow_arg(py, i, obj),
         }
     }
 
@@ -386,11 +431,13 @@ impl PyFunction {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
+        state: Option<&mut CallState>,
     ) -> PyResult<Vec<Tensor>> {
         let mut vals = Vec::with_capacity(self.n_inputs);
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.n_inputs {
+            let mut cache = state.map(|s| &mut s.args);
             for (i, a) in args.iter_borrowed().enumerate() {
-                vals.push(self.arg(py, i, &a)?);
+                vals.push(self.cached_arg(py, i, &a, cache.as_deref_mut())?);
             }
         } else {
             self.bind(py, args, kwargs, &mut vals)?;
@@ -407,10 +454,11 @@ impl PyFunction {
         py: Python<'_>,
         vals: Vec<Tensor>,
         detach: bool,
+        mut state: Option<&mut CallState>,
     ) -> PyResult<(Vec<Tensor>, Lent)> {
         let mut lent = Lent::new();
         let mut bufs: SmallVec<[Option<Tensor>; 1]> = SmallVec::new();
-        for r in &self.recyclers {
+        for r in state.iter_mut().flat_map(|s| s.outs.iter_mut()) {
             let kept = r.lend(py);
             bufs.push(kept.as_ref().map(Kept::buffer));
             lent.push(kept);
@@ -442,28 +490,19 @@ impl PyFunction {
         let outs = match result {
             Ok(outs) => outs,
             Err(e) => {
-                self.give_back(lent);
+                give_back(state, lent);
                 return Err(ox_err(e));
             }
         };
         if let Err(e) = crate::errors::runtime_warnings(py, warned) {
-            self.give_back(lent);
+            give_back(state, lent);
             return Err(e);
         }
         if let Err(e) = self.own_updated_values() {
-            self.give_back(lent);
+            give_back(state, lent);
             return Err(e);
         }
         Ok((outs, lent))
-    }
-
-    /// Returns arrays lent for a call that did not get to use them.
-    fn give_back(&self, lent: Lent) {
-        for (r, kept) in self.recyclers.iter().zip(lent) {
-            if let Some(kept) = kept {
-                r.give_back(kept);
-            }
-        }
     }
 
     /// Output `i` as a NumPy array, in a released array it returned before when it can
@@ -475,8 +514,9 @@ impl PyFunction {
         i: usize,
         t: Tensor,
         lent: Option<Kept>,
+        state: Option<&mut CallState>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match self.recyclers.get(i) {
+        match state.and_then(|s| s.outs.get_mut(i)) {
             Some(r) => r.array(py, t, lent),
             None => output_array(py, t),
         }
@@ -484,19 +524,25 @@ impl PyFunction {
 
     /// The outputs as NumPy arrays: the array of the single output, else a list.
     #[inline]
-    fn results(&self, py: Python<'_>, mut outs: Vec<Tensor>, lent: Lent) -> PyResult<Py<PyAny>> {
+    fn results(
+        &self,
+        py: Python<'_>,
+        mut outs: Vec<Tensor>,
+        lent: Lent,
+        mut state: Option<&mut CallState>,
+    ) -> PyResult<Py<PyAny>> {
         let mut lent = lent.into_iter();
         if self.single {
             let t = outs
                 .pop()
                 .ok_or_else(|| value_err("internal error: the function returned no output"))?;
             let kept = lent.next().flatten();
-            return Ok(self.output(py, 0, t, kept)?.unbind());
+            return Ok(self.output(py, 0, t, kept, state)?.unbind());
         }
         let list = PyList::empty(py);
         for (i, t) in outs.into_iter().enumerate() {
             let kept = lent.next().flatten();
-            list.append(self.output(py, i, t, kept)?)?;
+            list.append(self.output(py, i, t, kept, state.as_deref_mut())?)?;
         }
         Ok(list.into_any().unbind())
     }
@@ -513,9 +559,10 @@ impl PyFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let vals = self.arguments(py, args, kwargs)?;
-        let (outs, lent) = self.execute(py, vals, false)?;
-        self.results(py, outs, lent)
+        let mut state = self.hold();
+        let vals = self.arguments(py, args, kwargs, state.as_deref_mut())?;
+        let (outs, lent) = self.execute(py, vals, false, state.as_deref_mut())?;
+        self.results(py, outs, lent, state.as_deref_mut())
     }
 
     /// Runs the call path on positional `args` up to `stage` and returns `None` (a test and
@@ -527,15 +574,16 @@ impl PyFunction {
         if stage == 0 {
             return Ok(());
         }
-        let vals = self.arguments(py, args, None)?;
+        let mut state = self.hold();
+        let vals = self.arguments(py, args, None, state.as_deref_mut())?;
         if stage == 1 {
             return Ok(());
         }
-        let (outs, lent) = self.execute(py, vals, stage == 4)?;
+        let (outs, lent) = self.execute(py, vals, stage == 4, state.as_deref_mut())?;
         if stage == 3 {
-            self.results(py, outs, lent)?;
+            self.results(py, outs, lent, state.as_deref_mut())?;
         } else {
-            self.give_back(lent);
+            give_back(state.as_deref_mut(), lent);
         }
         Ok(())
     }
@@ -696,12 +744,13 @@ impl PyFunction {
         pickling(slf.py())?.call_method("copy_function", (slf, share_memory), Some(&kwargs))
     }
 
-    /// Releases the output arrays the function keeps for reuse (PyTensor's `free`: storage
-    /// kept between calls); the next call allocates its outputs afresh.
+    /// Releases the output arrays the function keeps for reuse and the input arrays it
+    /// remembers (PyTensor's `free`: storage kept between calls); the next call allocates its
+    /// outputs and wraps its arguments afresh. A call running meanwhile on another thread
+    /// keeps what it holds.
     fn free(&self) {
-        for r in &self.recyclers {
-            r.forget();
-        }
+        let kept = self.hold().map(|mut s| s.forget());
+        drop(kept);
     }
 
     fn __repr__(&self) -> String {

@@ -23,6 +23,7 @@
 use pyo3::prelude::*;
 
 pub mod builders;
+pub mod call_state;
 pub mod check;
 pub mod convert;
 pub mod errors;

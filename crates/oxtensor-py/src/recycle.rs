@@ -28,8 +28,7 @@ use numpy::npyffi::{
 use oxtensor_data::{Tensor, dispatch_dtype};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::convert::{CAPSULE_NAME, output_array, typenum_of};
 
@@ -50,23 +49,19 @@ impl Kept {
     }
 }
 
-/// The arrays one output returned last (up to two), and which to replace next.
-#[derive(Default)]
-struct Pool {
-    kept: [Option<Kept>; 2],
-    next: usize,
-}
-
 /// Loans in a row that came back unused (the backend does not write this output into a lent
 /// buffer, e.g. an output that is an input) after which an output stops lending.
 const GIVE_UP_LENDING: usize = 4;
 
-/// Output arrays of one function output, for reuse once released (see the module docs).
+/// Output arrays of one function output, for reuse once released (see the module docs): the
+/// arrays it returned last (up to two) and which to replace next. The function keeps these
+/// under the one lock of its call state, taken once per call.
 #[derive(Default)]
 pub struct Recycler {
-    pool: Mutex<Pool>,
+    kept: [Option<Kept>; 2],
+    next: usize,
     /// Loans in a row that came back unused.
-    misses: AtomicUsize,
+    misses: usize,
 }
 
 /// `t`'s elements in C order into `dst`, which has room for them.
@@ -177,9 +172,10 @@ fn buffer_of(array: &Bound<'_, PyAny>) -> Option<Tensor> {
     (t.is_contiguous() && t.offset() == 0 && t.storage().is_owned()).then_some(t)
 }
 
-impl Pool {
+impl Recycler {
     /// Remembers `kept` in a free place, or in place of the older array; returns what it
-    /// replaced (to be dropped after the lock: freeing an array may run arbitrary code).
+    /// replaced (for the caller to drop after its lock: freeing an array may run arbitrary
+    /// code).
     fn put(&mut self, kept: Kept) -> Option<Kept> {
         let i = match self.kept.iter().position(Option::is_none) {
             Some(free) => free,
@@ -191,46 +187,37 @@ impl Pool {
         };
         self.kept[i].replace(kept)
     }
-}
 
-impl Recycler {
     /// A released array whose buffer the executor may write this call's output into, taken out
-    /// of the pool until [`Recycler::array`] gets it back (so no other call lends it too).
-    pub fn lend(&self, py: Python<'_>) -> Option<Kept> {
-        if self.misses.load(Ordering::Relaxed) >= GIVE_UP_LENDING {
+    /// of the pool until [`Recycler::array`] gets it back.
+    pub fn lend(&mut self, py: Python<'_>) -> Option<Kept> {
+        if self.misses >= GIVE_UP_LENDING {
             return None;
         }
-        let mut pool = self.pool.try_lock().ok()?;
-        let i = pool
+        let i = self
             .kept
             .iter()
             .position(|k| k.as_ref().is_some_and(|k| reusable(py, k, &k.tensor)))?;
-        pool.kept[i].take()
+        self.kept[i].take()
     }
 
-    /// Drops the remembered arrays (their memory is freed once the caller holds none of them).
-    pub fn forget(&self) {
-        let dropped = match self.pool.lock() {
-            Ok(mut pool) => std::mem::take(&mut *pool),
-            Err(_) => return,
-        };
-        drop(dropped);
+    /// Takes the remembered arrays out (their memory is freed once the caller holds none of
+    /// them and the returned pair is dropped).
+    pub fn forget(&mut self) -> [Option<Kept>; 2] {
+        self.next = 0;
+        std::mem::take(&mut self.kept)
     }
 
-    /// Puts back an array [`Recycler::lend`] took out, unused.
-    pub fn give_back(&self, kept: Kept) {
-        let old = match self.pool.try_lock() {
-            Ok(mut pool) => pool.put(kept),
-            Err(_) => Some(kept),
-        };
-        drop(old);
+    /// Puts back an array [`Recycler::lend`] took out, unused; returns the array it replaced.
+    pub fn give_back(&mut self, kept: Kept) -> Option<Kept> {
+        self.put(kept)
     }
 
     /// An array of `t`'s values: the lent array when the executor wrote `t` into its buffer,
     /// else a remembered array nobody else holds any more, refilled, or a fresh one
     /// (remembered in place of the older one).
     pub fn array<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         t: Tensor,
         lent: Option<Kept>,
@@ -251,20 +238,16 @@ impl Recycler {
                     return output_array(py, t);
                 }
                 drop(t);
-                self.misses.store(0, Ordering::Relaxed);
+                self.misses = 0;
                 let array = kept.array.bind(py).clone();
-                self.give_back(kept);
+                drop(self.put(kept));
                 return Ok(array);
             }
-            self.misses.fetch_add(1, Ordering::Relaxed);
-            self.give_back(kept);
+            self.misses += 1;
+            drop(self.put(kept));
         }
         let refill = t.numel() * t.dtype().size() <= REUSE_BYTES;
-        // A call on another thread holding the pool just makes a fresh array.
-        let Ok(mut pool) = self.pool.try_lock() else {
-            return output_array(py, t);
-        };
-        for kept in pool.kept.iter().flatten().filter(|_| refill) {
+        for kept in self.kept.iter().flatten().filter(|_| refill) {
             if !Arc::ptr_eq(kept.tensor.storage(), t.storage()) && reusable(py, kept, &t) {
                 // SAFETY: `reusable` found the array held by the pool alone (so nothing reads
                 // its memory meanwhile), C-contiguous with `t`'s shape and dtype, over the
@@ -275,14 +258,12 @@ impl Recycler {
             }
         }
         let array = output_array(py, t)?;
-        let old = buffer_of(&array).and_then(|tensor| {
-            pool.put(Kept {
+        if let Some(tensor) = buffer_of(&array) {
+            drop(self.put(Kept {
                 array: array.clone().unbind(),
                 tensor,
-            })
-        });
-        drop(pool);
-        drop(old);
+            }));
+        }
         Ok(array)
     }
 }

@@ -8,6 +8,7 @@ mod interp;
 pub mod kernels;
 mod plan;
 mod scan;
+mod try_lock;
 pub mod warnings;
 
 pub use backend::{Backend, Executable};
@@ -15,3 +16,4 @@ pub use error::{KernelError, RuntimeError};
 pub use inner::{BodyCache, InnerBodies, run_interpreted};
 pub use interp::{Interpreter, eval_node};
 pub use plan::{Call, Plan};
+pub use try_lock::{Held, TryLock};

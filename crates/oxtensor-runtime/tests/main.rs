@@ -14,6 +14,7 @@ mod layout;
 mod matmul;
 mod matmul_skinny;
 mod reduce;
+mod try_lock;
 
 /// A new test file that is not declared above would never be compiled or run.
 #[test]
