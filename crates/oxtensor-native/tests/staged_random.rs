@@ -180,7 +180,8 @@ fn broadcast(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
 /// Student's t (SciPy's checks, every element its own parameters); poisson from the state.
 fn several(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
     let draw = |dist: Distribution, r: &Var, size: Option<&Var>, params: &[Var], dtype| {
-        random::random_variable(dist, r, size, params, dtype).expect(dist.name())
+        random::random_variable(dist, r, size, params, dtype)
+            .unwrap_or_else(|e| panic!("{}: {e}", dist.name()))
     };
     let (a, b) = (&o[0], &o[1]);
     let (r, g) = draw(
