@@ -6,7 +6,9 @@
 //! with the op's type rule ([`output_shapes`], the one the graph checks) and allocates them
 //! with every other value; [`HostCalls`] then keeps, per call, the operands' layouts and one
 //! contiguous tensor per operand that each step's values are copied into, so a step allocates
-//! only what the kernel itself does (its outputs, copied into the loop's buffers). A kernel
+//! only what the kernel itself does (its outputs, copied into the loop's buffers). A random
+//! draw of a scalar distribution skips the tensors: [`draw`] reads and writes the loop's
+//! buffers with the kernel's own drawing loop, allocating nothing per step. A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
 //! runs the interpreter's loop, which reports the error in its own words.
@@ -14,13 +16,17 @@
 use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;
 use crate::staged::Layout;
+use draw::DrawCall;
 use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::Op;
 use oxtensor_graph::{Node, TensorType, Var, infer_types};
 use oxtensor_runtime::eval_node;
 use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+
+mod draw;
 
 /// The C type of [`host_call`] (`ox_host_fn` in the generated prelude).
 pub(crate) type HostFn =
@@ -82,6 +88,9 @@ struct Call {
     inputs: Vec<(Layout, bool, Tensor)>,
     /// Per output: its extents and dtype (where the loop expects it, contiguous).
     outputs: Vec<(Vec<usize>, DType)>,
+    /// For a draw of a scalar distribution, the draw read from and written to the loop's
+    /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
+    draw: Option<DrawCall>,
 }
 
 /// The host calls of one run of a staged loop, indexed by their `id`; its address is the
@@ -115,10 +124,19 @@ impl HostCalls {
                 .iter()
                 .map(|&o| Some((layouts.get(o)?.shape.clone(), p.values[o].ty.dtype)))
                 .collect::<Option<Vec<_>>>()?;
+            let draw = match node.node().op() {
+                Some(Op::Random(r)) => {
+                    let ls: Vec<&Layout> = inputs.iter().map(|(l, _, _)| l).collect();
+                    let dtypes: Vec<DType> = inputs.iter().map(|(_, _, t)| t.dtype()).collect();
+                    DrawCall::new(*r, &ls, &dtypes, &outputs)
+                }
+                _ => None,
+            };
             calls.push(Call {
                 node: node.node().clone(),
                 inputs,
                 outputs,
+                draw,
             });
         }
         Some(HostCalls { calls })
@@ -143,6 +161,11 @@ impl HostCalls {
         outs: *const *mut c_void,
     ) -> Option<()> {
         let call = self.calls.get_mut(usize::try_from(id).ok()?)?;
+        if let Some(draw) = &mut call.draw {
+            // SAFETY: forwarded from the caller's contract; the draw was laid out with the
+            // call's layouts.
+            return unsafe { draw.run(ins, outs) };
+        }
         for (i, (layout, contiguous, t)) in call.inputs.iter_mut().enumerate() {
             // A tensor the kernel kept a view of is not written: a fresh one replaces it.
             if Arc::strong_count(t.storage()) != 1 || Arc::weak_count(t.storage()) != 0 {

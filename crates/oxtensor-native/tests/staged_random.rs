@@ -2,8 +2,8 @@
 //! of the staged loop, its generator a `uint64` state carried from step to step. Random draws
 //! are exactly specified, so every case is compared bit for bit with the interpreter's loop:
 //! the trajectories and every step's generator (the last one is the final state). Covered:
-//! normal, uniform, integers and poisson draws; draws with a `size`, with parameters that
-//! broadcast, with parameters computed from the state this step, several draws chained on one
+//! normal, uniform, integers and poisson draws; gamma, binomial, pareto (`float32`),
+//! half-normal of scale 0, Student's t; draws with a `size`, with parameters that broadcast, with parameters computed from the state this step, several draws chained on one
 //! generator; the gradient of a reparametrised draw; a draw whose parameter is invalid at some
 //! step, reported by the interpreter naming the step.
 
@@ -121,6 +121,11 @@ fn assert_draws_equal(what: &str, g: &FunctionGraph, vals: &[Tensor]) {
         assert_eq!(got.shape(), want.shape(), "{what}, output {k}");
         let bits = |t: &Tensor| match t.dtype() {
             DType::F64 => t.to_vec_as::<f64>().iter().map(|v| v.to_bits()).collect(),
+            DType::F32 => t
+                .to_vec_as::<f32>()
+                .iter()
+                .map(|v| u64::from(v.to_bits()))
+                .collect(),
             _ => t.to_vec_as::<u64>(),
         };
         assert_eq!(bits(got), bits(want), "{what}, output {k}");
@@ -165,6 +170,63 @@ fn broadcast(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
     let (r, z) = random::normal(r, x, &o[0], None).expect("normal");
     let (r, w) = random::normal(&r, x, &c(1.0), Some(&size(&[2, 3]))).expect("normal");
     (&(x * 0.9) + &z.sum(Some(&[0])), r, vec![w])
+}
+
+/// Draws of several distributions from one generator, their parameters broadcast against
+/// each other and a `size`, some computed from the state (`x`, extents 3), `o[0]` of extents
+/// 2 × 1 and `o[1]` of extents 3: gamma (2, 3); binomial with integer `n` (3,) and a size
+/// (2, 3); pareto from `float32` parameters drawn as `float32` (SciPy's `float32`
+/// arithmetic); a half-normal of scale 0 (SciPy's `loc` without drawing); uniform with a size;
+/// Student's t (SciPy's checks, every element its own parameters); poisson from the state.
+fn several(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+    let draw = |dist: Distribution, r: &Var, size: Option<&Var>, params: &[Var], dtype| {
+        random::random_variable(dist, r, size, params, dtype)
+            .unwrap_or_else(|e| panic!("{}: {e}", dist.name()))
+    };
+    let (a, b) = (&o[0], &o[1]);
+    let (r, g) = draw(
+        Distribution::Gamma,
+        r,
+        None,
+        &[&(x * x) + 0.5, a.clone()],
+        None,
+    );
+    let n = Var::constant(Tensor::from_slice(&[3i64, 5, 7], &[3]).expect("n"));
+    let six = size(&[2, 3]);
+    let (r, k) = draw(Distribution::Binomial, &r, Some(&six), &[n, c(0.3)], None);
+    let b32 = b.astype(DType::F32);
+    let two = Var::scalar_constant(2.0, DType::F32);
+    let (r, p) = draw(
+        Distribution::Pareto,
+        &r,
+        None,
+        &[b32, two],
+        Some(DType::F32),
+    );
+    let (r, h) = draw(
+        Distribution::HalfNormal,
+        &r,
+        None,
+        &[x.clone(), b * 0.0],
+        None,
+    );
+    let (r, u) = draw(
+        Distribution::Uniform,
+        &r,
+        Some(&six),
+        &[x.clone(), x + 1.0],
+        None,
+    );
+    let (r, t) = draw(
+        Distribution::StudentT,
+        &r,
+        None,
+        &[c(4.0), x.clone(), a.clone()],
+        None,
+    );
+    let (r, m) = draw(Distribution::Poisson, &r, None, &[&(x * x) + 1.0], None);
+    let mixed = &(&g.sum(Some(&[0])) * 0.01) + &(&u.sum(Some(&[0])) * 0.1);
+    (&(x * 0.5) + &mixed, r, vec![k, p, h, t, m])
 }
 
 /// A float64 tensor of `shape` holding `v`.
@@ -212,6 +274,12 @@ fn loops_drawing_random_numbers_run_as_staged_c_loops_with_the_interpreters_draw
             broadcast,
             (DType::F64, &[3], f64s(&[0.1, 0.2, -0.3], &[1, 3])),
             vec![f64s(&[0.5, 2.0], &[2, 1])],
+        ),
+        (
+            "several distributions, broadcast parameters, sizes and dtypes",
+            several,
+            (DType::F64, &[3], f64s(&[0.1, 0.2, -0.3], &[1, 3])),
+            vec![f64s(&[0.5, 2.0], &[2, 1]), f64s(&[1.5, 3.0, 0.75], &[3])],
         ),
     ];
     for (seed, (what, step, state, others)) in cases.into_iter().enumerate() {
