@@ -6,13 +6,22 @@
          trajectory) and forward + gradient of ``sum(h)`` w.r.t. ``W``   target: ≤ 1.0× JAX lax.scan
     C6   compile time of W6: a new process with an empty cache, and one with the filled cache
                                                                       targets: cold < 0.3 s, cached < 5 ms
+    SIM  simulations drawing random numbers, 10,000 steps: an AR(1) ``x = 0.9 x + normal(0, 0.3)``
+         with its generator in ``outputs_info``, and a stochastic volatility model (two chained
+         draws a step) drawing from a shared generator ``fn`` updates, against a Python loop
+         drawing the same numbers from NumPy's generator                 no target
+    KF   a Kalman filter's log-likelihood (state 4, observations 2, 1,000 steps; cholesky +
+         cho_solve), forward and forward + gradient w.r.t. A, Q, H, R: the Rust benchmark
+         ``bench/src/bin/kalman.rs`` on the same numbers, against JAX (``lax.scan``,
+         ``value_and_grad``)                                           no target
 
 Same method as ``bench/peers.py`` (whose helpers it uses): every contender gets the same NumPy
 arrays, is checked against a NumPy reference, rounds interleave the contenders and a row's time
 is its best round. Peers: PyTensor (its default linker), JAX (``jit`` of ``lax.scan`` and
-``grad``), Numba (hand-written loops, forward and backward by hand).
+``grad``), Numba (hand-written loops, forward and backward by hand). Every library gets one
+thread (``bench/peers.py``'s ``thread_env(1)``, where the environment does not say otherwise).
 
-    python bench/loops.py [--quick] [--only W6g,W7,C6] [--rounds N]
+    python bench/loops.py [--quick] [--only W6g,W7,SIM,KF,C6] [--rounds N]
 """
 
 from __future__ import annotations
@@ -25,11 +34,16 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# One thread for every library (``peers.thread_env(1)``), set before NumPy loads its BLAS.
+for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
-from peers import jax_row, measure, numba_row, report, tensor_rows
+import numpy as np  # noqa: E402
 
-WORKLOADS = ("W6G", "W7", "C6")
+from peers import Row, jax_row, lib, measure, numba_row, report, tensor_rows  # noqa: E402
+
+WORKLOADS = ("W6G", "W7", "SIM", "KF", "C6")
 
 
 def ar1(pkg, pt):
@@ -185,6 +199,182 @@ def w7(steps, hidden, with_grad):
                 ref=rnn_reference(W, X, h0, with_grad))
 
 
+def ar1_sim(steps):
+    """AR(1) simulation; the generator is a loop state (``outputs_info``) and an input."""
+
+    def graph(pkg, pt):
+        r = pt.random.rng("r") if pkg.__name__ == "oxtensor" else pt.random.type.random_generator_type("r")
+        x0 = pt.dscalar("x0")
+
+        def step(x, r):
+            next_r, z = pt.random.normal(0.0, 0.3, rng=r, return_next_rng=True)
+            return 0.9 * x + z, next_r
+
+        xs, _ = pkg.scan(step, outputs_info=[x0, r], n_steps=steps, return_updates=False)
+        return [r, x0], xs
+
+    def numpy_loop():
+        g, x, out = np.random.default_rng(1), 0.0, np.empty(steps)
+        for t in range(steps):
+            x = 0.9 * x + g.normal(0.0, 0.3)
+            out[t] = x
+        return out
+
+    rows = tensor_rows(graph, [np.random.default_rng(1), 0.0]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
+    return dict(title=f"AR(1) simulation, {steps} steps, generator in outputs_info", target=None, rows=rows,
+                ref=numpy_loop())
+
+
+def sv_sim(steps):
+    """Stochastic volatility simulation drawing from a shared generator that ``fn`` updates
+    (the update is not applied, so every call draws the same numbers)."""
+    mu, phi, sigma = -0.5, 0.9, 0.4
+
+    def graph(pkg, pt):
+        rng = pkg.shared(np.random.default_rng(4))
+
+        def step(h):
+            r1, z = pt.random.normal(rng=rng, return_next_rng=True)
+            h_new = mu + phi * (h - mu) + sigma * z
+            r2, y = pt.random.normal(0.0, pt.exp(h_new / 2), rng=r1, return_next_rng=True)
+            return [h_new, y], {rng: r2}
+
+        h0 = pt.dscalar("h0")
+        (hs, ys), _ = pkg.scan(step, outputs_info=[h0, None], n_steps=steps)
+        return [h0], [hs, ys]
+
+    def numpy_loop():
+        g, h, hs, ys = np.random.default_rng(4), -0.2, np.empty(steps), np.empty(steps)
+        for t in range(steps):
+            h = mu + phi * (h - mu) + sigma * g.normal()
+            hs[t], ys[t] = h, g.normal(0.0, np.exp(h / 2))
+        return [hs, ys]
+
+    rows = tensor_rows(graph, [-0.2]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
+    return dict(title=f"stochastic volatility simulation, {steps} steps, shared generator updated in fn",
+                target=None, rows=rows, ref=numpy_loop())
+
+
+def lcg_noise(n, seed):
+    """``oxtensor_bench::noise``: ``n`` values in [-1, 1) from a 64-bit LCG, so the Kalman
+    workload has the Rust benchmark's numbers."""
+    mask = (1 << 64) - 1
+
+    def step(s):
+        return (s * 6364136223846793005 + 1442695040888963407) & mask
+
+    s, out = step(seed), np.empty(n)
+    for i in range(n):
+        s = step(s)
+        out[i] = (s >> 11) / float(1 << 53) * 2.0 - 1.0
+    return out
+
+
+def kalman_data(steps, n=4, p=2):
+    """``bench/src/bin/kalman.rs``'s inputs: ``y, x0, P0, A, Q, H, R``."""
+    y = lcg_noise(steps * p, 1).reshape(steps, p)
+    A = lcg_noise(n * n, 2).reshape(n, n) * 0.2 + 0.6 * np.eye(n)
+    Q = np.full((n, n), 0.01) + 0.09 * np.eye(n)
+    H = lcg_noise(p * n, 3).reshape(p, n)
+    R = np.array([[0.5, 0.1], [0.1, 0.4]])
+    return [y, np.zeros(n), np.eye(n), A, Q, H, R]
+
+
+def kalman_reference(y, x, P, A, Q, H, R):
+    """The log-likelihood, step by step in NumPy."""
+    ll = 0.0
+    for yt in y:
+        xp, Pp = A @ x, A @ P @ A.T + Q
+        v, HP = yt - H @ xp, H @ Pp
+        S = HP @ H.T + R
+        Si = np.linalg.inv(S)
+        alpha, gain = Si @ v, Si @ HP
+        x, P = xp + HP.T @ alpha, Pp - HP.T @ gain
+        ll -= 0.5 * (np.linalg.slogdet(S)[1] + v @ alpha + len(v) * np.log(2 * np.pi))
+    return ll
+
+
+def kalman_graph(with_grad):
+    def graph(pkg, pt):
+        import importlib
+
+        sl = importlib.import_module(pkg.__name__ + ".tensor.linalg")
+        y, x0, P0 = pt.dmatrix("y"), pt.dvector("x0"), pt.dmatrix("P0")
+        A, Q, H, R = (pt.dmatrix(k) for k in "AQHR")
+
+        def step(yt, x, P, A, Q, H, R):
+            xp = pt.dot(A, x)
+            Pp = pt.dot(pt.dot(A, P), A.T) + Q
+            v = yt - pt.dot(H, xp)
+            HP = pt.dot(H, Pp)
+            S = pt.dot(HP, H.T) + R
+            L = sl.cholesky(S, lower=True)
+            alpha, gain = sl.cho_solve((L, True), v), sl.cho_solve((L, True), HP)
+            logdet = 2.0 * pt.log(pt.diagonal(L)).sum()
+            ll = -0.5 * (logdet + (v * alpha).sum() + 2.0 * np.log(2 * np.pi))
+            return xp + pt.dot(HP.T, alpha), Pp - pt.dot(HP.T, gain), ll
+
+        # Q and R symmetrised: cholesky reads one triangle, and libraries differ in how its
+        # gradient spreads over the other (JAX symmetrises); of a symmetric S they agree.
+        Qs, Rs = 0.5 * (Q + Q.T), 0.5 * (R + R.T)
+        (_, _, lls) = pkg.scan(step, sequences=y, outputs_info=[x0, P0, None], non_sequences=[A, Qs, H, Rs],
+                               return_updates=False)
+        ll = lls.sum()
+        return [y, x0, P0, A, Q, H, R], ([ll, *pkg.grad(ll, [A, Q, H, R])] if with_grad else ll)
+
+    return graph
+
+
+def kalman_jax(with_grad):
+    def make(jax):
+        jnp, cho_solve = jax.numpy, jax.scipy.linalg.cho_solve
+
+        def loglik(A, Q, H, R, y, x0, P0):
+            Q, R = 0.5 * (Q + Q.T), 0.5 * (R + R.T)
+
+            def step(carry, yt):
+                x, P = carry
+                xp, Pp = A @ x, A @ P @ A.T + Q
+                v, HP = yt - H @ xp, H @ Pp
+                L = jnp.linalg.cholesky(HP @ H.T + R)
+                alpha, gain = cho_solve((L, True), v), cho_solve((L, True), HP)
+                ll = -0.5 * (2.0 * jnp.log(jnp.diagonal(L)).sum() + v @ alpha + 2.0 * jnp.log(2 * jnp.pi))
+                return (xp + HP.T @ alpha, Pp - HP.T @ gain), ll
+
+            return jax.lax.scan(step, (x0, P0), y)[1].sum()
+
+        if not with_grad:
+            return lambda y, x0, P0, A, Q, H, R: loglik(A, Q, H, R, y, x0, P0)
+        vg = jax.value_and_grad(loglik, argnums=(0, 1, 2, 3))
+
+        def both(y, x0, P0, A, Q, H, R):
+            ll, grads = vg(A, Q, H, R, y, x0, P0)
+            return [ll, *grads]
+
+        return both
+
+    return make
+
+
+def kf(steps, with_grad):
+    args = kalman_data(steps)
+    ref = np.float64(kalman_reference(*args))
+    if with_grad:
+        # The gradient's reference is JAX's (NumPy has no gradient), whose log-likelihood is
+        # checked against NumPy's here.
+        jax = lib("jax")
+        if jax is None:
+            return None
+        ref = [np.asarray(r) for r in jax.jit(kalman_jax(True)(jax))(*args)]
+        if not np.isclose(ref[0], np.float64(kalman_reference(*args)), rtol=1e-9):
+            raise RuntimeError("JAX's log-likelihood differs from NumPy's")
+    rows = tensor_rows(kalman_graph(with_grad), args)
+    rows.append(jax_row(kalman_jax(with_grad), args, "JAX jit(lax.scan)"))
+    what = "forward + gradient w.r.t. A, Q, H, R" if with_grad else "forward"
+    return dict(title=f"Kalman filter (cholesky + cho_solve), state 4, observations 2, {steps} steps, {what}",
+                target=None, rows=rows, ref=ref)
+
+
 def compile_probe(n):
     """In this (fresh) process: seconds from ``function()`` to the first W6 result."""
     import oxtensor
@@ -247,6 +437,19 @@ def main():
         for with_grad in (False, True):
             wl = w7(steps, 64, with_grad)
             report("W7" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
+            sys.stdout.flush()
+    if "SIM" in only:
+        for make in (ar1_sim, sv_sim):
+            wl = make(1000 if a.quick else 10**4)
+            report("SIM", wl, measure(wl, rounds), "ms", summary)
+            sys.stdout.flush()
+    if "KF" in only:
+        for with_grad in (False, True):
+            wl = kf(100 if a.quick else 1000, with_grad)
+            if wl is None:
+                print("\nKF +grad: skipped, its reference is JAX's gradient and JAX is not installed")
+                continue
+            report("KF" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
             sys.stdout.flush()
     if "C6" in only:
         c6(n6, 1 if a.quick else 3, summary)

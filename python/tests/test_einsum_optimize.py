@@ -1,9 +1,10 @@
 """``pt.einsum``'s ``optimize`` and contraction order, as PyTensor 3 defines them: only
 ``optimize=None`` is accepted (anything else raises ``NotImplementedError``, as in PyTensor),
 and the order is chosen when the graph is built, NumPy's ``optimal`` path when every operand's
-shape is static, right to left otherwise. The Rust builder's searches (``_core.einsum_path``)
-are checked against ``numpy.einsum_path`` on random subscripts and against the path PyTensor's
-``Einsum`` op records."""
+shape is static, right to left otherwise (re-planned when compiled once the shapes are static,
+as PyTensor's rewrite does). The Rust builder's searches (``_core.einsum_path``) are checked
+against ``numpy.einsum_path`` on random subscripts and against the path PyTensor's ``Einsum``
+op records."""
 
 import string
 import warnings
@@ -11,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
+import oxtensor
 import oxtensor.tensor as pt
 from oxtensor import _core
 from test_linalg import run
@@ -103,3 +105,58 @@ def test_the_default_path_is_pytensors():
         np.testing.assert_allclose(got, np.einsum(spec, *vals), rtol=1e-10, atol=1e-10)
         checked += 1
     assert checked >= 12
+
+
+def products(outputs, is_product):
+    """The input shapes of each matrix product the graph of ``outputs`` computes, inputs
+    before users (a post-order walk of ``owner``)."""
+    seen, order = set(), []
+
+    def visit(v):
+        node = v.owner
+        if node is None or hash(node.outputs[0]) in seen:
+            return
+        seen.add(hash(node.outputs[0]))
+        for i in node.inputs:
+            visit(i)
+        if is_product(node.op):
+            order.append([tuple(i.type.shape) for i in node.inputs])
+
+    for o in outputs:
+        visit(o)
+    return order
+
+
+def test_an_einsum_is_replanned_once_static_shapes_are_known():
+    """PyTensor's ``optimize_einsum_inner_graph``: an einsum built on operands of unknown
+    shape is one node that contracts right to left (``a (b c)``); rebuilt on static-shaped
+    operands (``clone_replace``), compiling plans NumPy's optimal order, ``(a b) c``, and
+    inlines it. PyTensor, on the same graph, computes the same first product."""
+    spec, shapes = "ij,jk,kl->il", [(2, 6), (6, 6), (6, 6)]
+    rng = np.random.default_rng(11)
+    vals = [rng.standard_normal(s) for s in shapes]
+    unknown = [pt.tensor(f"u{k}", dtype="float64", shape=(None, None)) for k in range(3)]
+    e = pt.einsum(spec, *unknown)
+    assert e.owner.op.startswith("Einsum{" + spec)
+    fixed = [pt.tensor(f"s{k}", dtype="float64", shape=s) for k, s in enumerate(shapes)]
+    replaced = oxtensor.clone_replace(e, dict(zip(unknown, fixed)))
+    f = oxtensor.function(fixed, replaced)
+    first = products(f._graph_outputs, lambda op: op == "MatMul")[0]
+    assert first == [(2, 6), (6, 6)], oxtensor.dprint(f, file="str")
+    assert "Einsum" not in oxtensor.dprint(f, file="str")
+    np.testing.assert_allclose(f(*vals), np.einsum(spec, *vals), rtol=1e-12)
+    np.testing.assert_allclose(run(unknown, [e], vals)[0], np.einsum(spec, *vals), rtol=1e-12)
+
+    pytensor = pytest.importorskip("pytensor")
+    ptt = pytest.importorskip("pytensor.tensor")
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.replace import clone_replace
+
+    theirs_unknown = [ptt.tensor(f"u{k}", dtype="float64", shape=(None, None)) for k in range(3)]
+    theirs_fixed = [ptt.tensor(f"s{k}", dtype="float64", shape=s) for k, s in enumerate(shapes)]
+    theirs = clone_replace(ptt.einsum(spec, *theirs_unknown), dict(zip(theirs_unknown, theirs_fixed)))
+    g = pytensor.function(theirs_fixed, theirs, mode=Mode(linker="py", optimizer="fast_run"))
+    nodes = g.maker.fgraph.toposort()
+    assert not any(type(n.op).__name__ == "Einsum" for n in nodes)
+    dots = [[i.type.shape for i in n.inputs] for n in nodes if type(n.op).__name__ == "Dot"]
+    assert dots[0] == first

@@ -92,6 +92,7 @@ pub(crate) fn op_from_graph(
                 pullback: None,
                 pushforward: None,
                 implicit: Vec::new(),
+                einsum: None,
             });
             let args: Vec<Var> = inputs.iter().chain(&cots).cloned().collect();
             grad_op.call(&args)?

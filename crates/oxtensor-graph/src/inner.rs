@@ -29,6 +29,10 @@ pub struct OpFromGraph {
     pub pushforward: Option<FrozenGraph>,
     /// The shared variables the body reads, passed after the explicit inputs on every call.
     pub implicit: Vec<Var>,
+    /// Set on an `einsum` built before its operands' shapes were all static (PyTensor's
+    /// `Einsum` with `optimized=False`): its subscripts. The body contracts right to left;
+    /// the `einsum_replan` rewrite re-plans and inlines it once the shapes are static.
+    pub einsum: Option<Arc<str>>,
 }
 
 impl OpFromGraph {
@@ -51,6 +55,7 @@ impl OpFromGraph {
             pullback: None,
             pushforward: None,
             implicit,
+            einsum: None,
         })
     }
 

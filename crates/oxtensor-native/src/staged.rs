@@ -211,8 +211,12 @@ fn computed_shape(
                     .iter()
                     .map(|&a| shape_of(a))
                     .collect::<Option<Vec<_>>>()?;
+                let known: Vec<Option<&Tensor>> = args
+                    .iter()
+                    .map(|&a| params.get(a).and_then(Option::as_ref))
+                    .collect();
                 let k = outs.iter().position(|&o| o == v)?;
-                return crate::staged_host::output_shapes(node, &shapes)?
+                return crate::staged_host::output_shapes(node, &shapes, &known)?
                     .into_iter()
                     .nth(k);
             }
@@ -311,7 +315,11 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     }
     let mut first = FirstStep::new(p, s, sequences, initial, &windows);
     let (layouts, params, numbers) = layouts(p, &shapes, others, &mut first)?;
-    if layouts.iter().any(|l| l.numel() == 0) {
+    // An empty constant (a draw's `size` when it has none) is read by no loop in C, only by
+    // the host call and the executor; any other empty value leaves the loop to the interpreter.
+    if layouts.iter().zip(&p.values).any(|(l, v)| {
+        l.numel() == 0 && !matches!(&v.kind, ValueKind::Param { args, .. } if args.is_empty())
+    }) {
         return None;
     }
     // Each state's next value has the shape of its rows.

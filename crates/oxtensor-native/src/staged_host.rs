@@ -6,7 +6,9 @@
 //! with the op's type rule ([`output_shapes`], the one the graph checks) and allocates them
 //! with every other value; [`HostCalls`] then keeps, per call, the operands' layouts and one
 //! contiguous tensor per operand that each step's values are copied into, so a step allocates
-//! only what the kernel itself does (its outputs, copied into the loop's buffers). A kernel
+//! only what the kernel itself does (its outputs, copied into the loop's buffers). A random
+//! draw of a scalar distribution skips the tensors: [`draw`] reads and writes the loop's
+//! buffers with the kernel's own drawing loop, allocating nothing per step. A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
 //! runs the interpreter's loop, which reports the error in its own words.
@@ -14,7 +16,9 @@
 use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;
 use crate::staged::Layout;
+use draw::DrawCall;
 use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::Op;
 use oxtensor_graph::{Node, TensorType, Var, infer_types};
 use oxtensor_runtime::eval_node;
 use smallvec::SmallVec;
@@ -22,25 +26,49 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+mod draw;
+
 /// The C type of [`host_call`] (`ox_host_fn` in the generated prelude).
 pub(crate) type HostFn =
     unsafe extern "C" fn(*mut c_void, i64, *const *const c_void, *const *mut c_void) -> i32;
 
+/// The most elements of an integer operand known before the loop that [`output_shapes`]
+/// hands the type rule as a constant (a draw's `size`, an extent): enough for any shape.
+const KNOWN_INTS: usize = 32;
+
 /// The extents of the outputs of `node`'s node on operands of extents `shapes`, by the op's
-/// type rule, or `None` when it rejects them or leaves an extent unknown.
-pub(crate) fn output_shapes(node: &Var, shapes: &[Vec<usize>]) -> Option<Vec<Vec<usize>>> {
+/// type rule, or `None` when it rejects them or leaves an extent unknown. `known` holds per
+/// operand its value when the executor knows it before the loop: an integer one of at most
+/// [`KNOWN_INTS`] elements goes to the rule as that constant, since extents may follow from
+/// it (a random draw's `size`).
+pub(crate) fn output_shapes(
+    node: &Var,
+    shapes: &[Vec<usize>],
+    known: &[Option<&Tensor>],
+) -> Option<Vec<Vec<usize>>> {
     let n = node.node();
     let inputs = n.inputs();
-    if inputs.len() != shapes.len() {
+    if inputs.len() != shapes.len() || inputs.len() != known.len() {
         return None;
     }
     let vars: Vec<Var> = inputs
         .iter()
         .zip(shapes)
+        .zip(known)
         .enumerate()
-        .map(|(i, (v, s))| {
-            let shape: Vec<Option<usize>> = s.iter().map(|&d| Some(d)).collect();
-            Var::placeholder(i, TensorType::new(v.dtype(), &shape))
+        .map(|(i, ((v, s), k))| match k {
+            Some(t)
+                if t.dtype() == v.dtype()
+                    && t.dtype().is_int()
+                    && t.numel() <= KNOWN_INTS
+                    && t.shape() == s.as_slice() =>
+            {
+                Var::constant((*t).clone())
+            }
+            _ => {
+                let shape: Vec<Option<usize>> = s.iter().map(|&d| Some(d)).collect();
+                Var::placeholder(i, TensorType::new(v.dtype(), &shape))
+            }
         })
         .collect();
     let types = infer_types(n.op()?, &vars).ok()?;
@@ -54,11 +82,15 @@ pub(crate) fn output_shapes(node: &Var, shapes: &[Vec<usize>]) -> Option<Vec<Vec
 struct Call {
     /// The node run.
     node: Arc<Node>,
-    /// Per operand: its layout in the loop's buffers, and the contiguous tensor its values
-    /// are copied into each step.
-    inputs: Vec<(Layout, Tensor)>,
+    /// Per operand: its layout in the loop's buffers, whether that layout is C-contiguous
+    /// (decided once per run, not per step), and the contiguous tensor its values are copied
+    /// into each step.
+    inputs: Vec<(Layout, bool, Tensor)>,
     /// Per output: its extents and dtype (where the loop expects it, contiguous).
     outputs: Vec<(Vec<usize>, DType)>,
+    /// For a draw of a scalar distribution, the draw read from and written to the loop's
+    /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
+    draw: Option<DrawCall>,
 }
 
 /// The host calls of one run of a staged loop, indexed by their `id`; its address is the
@@ -84,17 +116,27 @@ impl HostCalls {
                 .map(|&a| {
                     let l = layouts.get(a)?.clone();
                     let t = Tensor::zeros(p.values[a].ty.dtype, &l.shape).ok()?;
-                    Some((l, t))
+                    let contiguous = l.strides == c_strides(&l.shape);
+                    Some((l, contiguous, t))
                 })
                 .collect::<Option<Vec<_>>>()?;
             let outputs = outs
                 .iter()
                 .map(|&o| Some((layouts.get(o)?.shape.clone(), p.values[o].ty.dtype)))
                 .collect::<Option<Vec<_>>>()?;
+            let draw = match node.node().op() {
+                Some(Op::Random(r)) => {
+                    let ls: Vec<&Layout> = inputs.iter().map(|(l, _, _)| l).collect();
+                    let dtypes: Vec<DType> = inputs.iter().map(|(_, _, t)| t.dtype()).collect();
+                    DrawCall::new(*r, &ls, &dtypes, &outputs)
+                }
+                _ => None,
+            };
             calls.push(Call {
                 node: node.node().clone(),
                 inputs,
                 outputs,
+                draw,
             });
         }
         Some(HostCalls { calls })
@@ -119,7 +161,12 @@ impl HostCalls {
         outs: *const *mut c_void,
     ) -> Option<()> {
         let call = self.calls.get_mut(usize::try_from(id).ok()?)?;
-        for (i, (layout, t)) in call.inputs.iter_mut().enumerate() {
+        if let Some(draw) = &mut call.draw {
+            // SAFETY: forwarded from the caller's contract; the draw was laid out with the
+            // call's layouts.
+            return unsafe { draw.run(ins, outs) };
+        }
+        for (i, (layout, contiguous, t)) in call.inputs.iter_mut().enumerate() {
             // A tensor the kernel kept a view of is not written: a fresh one replaces it.
             if Arc::strong_count(t.storage()) != 1 || Arc::weak_count(t.storage()) != 0 {
                 *t = Tensor::zeros(t.dtype(), &layout.shape).ok()?;
@@ -129,9 +176,9 @@ impl HostCalls {
             // SAFETY: `src` addresses the operand laid out as `layout` (the caller's
             // contract); `t` is a contiguous tensor of that shape and dtype whose storage it
             // alone holds (checked above, so no view sees the write).
-            unsafe { copy_in(src, layout, t) };
+            unsafe { copy_in(src, layout, *contiguous, t) };
         }
-        let args: SmallVec<[&Tensor; 4]> = call.inputs.iter().map(|(_, t)| t).collect();
+        let args: SmallVec<[&Tensor; 4]> = call.inputs.iter().map(|(_, _, t)| t).collect();
         let results = eval_node(&call.node, &args).ok()?;
         if results.len() != call.outputs.len() {
             return None;
@@ -160,19 +207,21 @@ impl HostCalls {
     }
 }
 
-/// Copies the elements of the value at `src`, laid out as `layout`, into `t` in C order.
+/// Copies the elements of the value at `src`, laid out as `layout` (`contiguous`: in C
+/// order), into `t` in C order.
 ///
 /// # Safety
 /// Every element of `layout` (offset `Σ iₖ·strideₖ` elements from `src`) is readable, of
-/// `t`'s dtype; `t` is contiguous of `layout`'s extents, and its storage is held by it alone.
-unsafe fn copy_in(src: *const u8, layout: &Layout, t: &Tensor) {
+/// `t`'s dtype; `contiguous` says whether `layout`'s strides are C-contiguous; `t` is
+/// contiguous of `layout`'s extents, and its storage is held by it alone.
+unsafe fn copy_in(src: *const u8, layout: &Layout, contiguous: bool, t: &Tensor) {
     let size = t.dtype().size();
     let dst = t.data_ptr().cast_mut();
     let n: usize = layout.shape.iter().product();
     if n == 0 {
         return;
     }
-    if layout.strides == c_strides(&layout.shape) {
+    if contiguous {
         // SAFETY: the `n` elements are contiguous at `src` (the caller's contract) and `t`
         // has room for them.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, n * size) };

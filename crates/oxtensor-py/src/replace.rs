@@ -16,8 +16,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// `outputs` rebuilt with each variable of `pairs` (`(old, new)`) replaced by its new one
-/// (a value is made a constant). A replacement must have the old variable's type: another
-/// type would silently change what the graph computes, so it raises `TypeError` naming both.
+/// (a value is made a constant). A replacement must have the old variable's type or a more
+/// specific one (PyTensor's rule: the same dtype and rank, and static wherever the old one
+/// is, with the same extent), so that static shapes can be given to a graph built without
+/// them; another type would silently change what the graph computes, so it raises
+/// `TypeError` naming both.
 #[pyfunction]
 fn clone_replace(
     py: Python<'_>,
@@ -36,7 +39,15 @@ fn clone_replace(
             type_err("clone_replace: each replaced key must be a symbolic variable")
         })?;
         let new = as_var(py, new)?;
-        if old.ty() != new.ty() {
+        let (was, is) = (old.ty(), new.ty());
+        let refines = was.dtype == is.dtype
+            && was.ndim() == is.ndim()
+            && was
+                .shape
+                .iter()
+                .zip(&is.shape)
+                .all(|(w, i)| w.is_none() || w == i);
+        if !refines {
             return Err(type_err(format!(
                 "clone_replace: cannot replace {} ({}) by {} ({}): the types differ",
                 old.describe(),

@@ -2,7 +2,7 @@
 
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
-    ALGEBRA, BRANCHES, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
+    ALGEBRA, BRANCHES, EINSUM, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
     SPECIALIZE, STABILIZE, USELESS, fuse, merge_branches, merge_scans, scan_last_only,
 };
 use crate::{RewriteError, Rule, RuleSet};
@@ -35,9 +35,9 @@ pub struct Pass {
 /// | pass | tags | rule sets |
 /// |---|---|---|
 /// | `useless` | `fast_run`, `fast_compile` | constant_folding, useless |
-/// | `canonicalize` | `fast_run` | constant_folding, useless, algebra, products, layout, shape, branches, loops |
+/// | `canonicalize` | `fast_run` | constant_folding, useless, einsum, algebra, products, layout, shape, branches, loops |
 /// | `stabilize` | `fast_run` | constant_folding, useless, stabilize, sigmoid, products, linalg |
-/// | `specialize` | `fast_run` | constant_folding, useless, specialize, lower_rank, branches, loops |
+/// | `specialize` | `fast_run` | constant_folding, useless, einsum, specialize, lower_rank, branches, loops |
 /// | `merge_branches` | `fast_run` | the whole-graph [`merge_branches`](crate::rules::merge_branches) |
 /// | `merge_scans` | `fast_run` | the whole-graph [`merge_scans`](crate::rules::merge_scans) |
 /// | `scan_last_only` | `fast_run` | the whole-graph [`scan_last_only`](crate::rules::scan_last_only) |
@@ -46,7 +46,9 @@ pub struct Pass {
 /// A rule's tags are the pass's tags and name, its set's name, its own name and its own tags:
 /// `nan_unsafe` (`x * 0`, `x - x`, cancelling `x / x`) and `shape_unsafe` (shapes read from
 /// inputs, allocations assumed to match). `products` runs in `canonicalize` and again in
-/// `stabilize`, where the `sigmoid` rules create factors that cancel. Fusion runs
+/// `stabilize`, where the `sigmoid` rules create factors that cancel. `einsum` runs in
+/// `canonicalize` (an einsum whose shapes are static by then is planned before the algebra
+/// sees its products) and again in `specialize` (shapes that rewrites made static). Fusion runs
 /// last, so the nodes it freezes into Composites are already rewritten.
 pub const PIPELINE: &[Pass] = &[
     Pass {
@@ -59,7 +61,7 @@ pub const PIPELINE: &[Pass] = &[
         name: "canonicalize",
         tags: &["fast_run"],
         rule_sets: &[
-            FOLD, USELESS, ALGEBRA, PRODUCTS, LAYOUT, SHAPE, BRANCHES, LOOPS,
+            FOLD, USELESS, EINSUM, ALGEBRA, PRODUCTS, LAYOUT, SHAPE, BRANCHES, LOOPS,
         ],
         graph_pass: None,
     },
@@ -72,7 +74,9 @@ pub const PIPELINE: &[Pass] = &[
     Pass {
         name: "specialize",
         tags: &["fast_run"],
-        rule_sets: &[FOLD, USELESS, SPECIALIZE, LOWER_RANK, BRANCHES, LOOPS],
+        rule_sets: &[
+            FOLD, USELESS, EINSUM, SPECIALIZE, LOWER_RANK, BRANCHES, LOOPS,
+        ],
         graph_pass: None,
     },
     Pass {

@@ -219,6 +219,9 @@ pub fn encode_op(op: &Op, enc: &mut Encoder) -> Value {
             );
             let implicit: Vec<Value> = o.implicit.iter().map(|v| enc.var(v)).collect();
             put("implicit", Value::Array(implicit));
+            if let Some(subscripts) = &o.einsum {
+                put("einsum", json!(&**subscripts));
+            }
             "OpFromGraph"
         }
         Op::IfElse(b) => {
@@ -362,6 +365,7 @@ pub fn decode_op(o: &Obj<'_>, dec: &Decoder) -> Result<Op, SerialError> {
                 pullback: optional("pullback")?,
                 pushforward: optional("pushforward")?,
                 implicit,
+                einsum: o.opt_str("einsum")?.map(Arc::from),
             }))
         }
         "IfElse" => Op::IfElse(Arc::new(IfElse {

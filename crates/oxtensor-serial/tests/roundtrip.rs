@@ -1,4 +1,5 @@
-//! Round trips through the format: random graphs, every inner-graph op, linear algebra,
+//! Round trips through the format: random graphs, every inner-graph op (an einsum planned
+//! late among them), linear algebra,
 //! random draws, the extra tensor ops, fused matrix products and run-time checks encode, decode to the same structure (re-encoding gives the same text) and
 //! compile to functions giving the same numbers; corrupt, hostile and newer documents are
 //! refused with an error naming the field.
@@ -205,6 +206,32 @@ fn inner_graph_ops_round_trip() {
         f64s(&[0.1, 0.2, 0.3]),
         f64s(&[1.0, -1.0, 0.5]),
         Tensor::scalar(0.7f64),
+    ];
+    for mode in [Mode::FAST_COMPILE, Mode::FAST_RUN] {
+        assert_same(&run(&bnd, &mode, &args), &run(&back, &mode, &args));
+    }
+}
+
+/// An einsum built on operands of unknown shape (one `OpFromGraph` holding its subscripts,
+/// which the compiler re-plans once shapes are static) keeps its subscripts.
+#[test]
+fn an_unplanned_einsum_keeps_its_subscripts() {
+    let spec = "ij,jk,kl->il";
+    let xs: Vec<Var> = (0..3)
+        .map(|k| Var::input(Some(&format!("x{k}")), TensorType::of_rank(DType::F64, 2)))
+        .collect();
+    let e = ops::einsum(spec, &xs).expect("einsum");
+    let bnd = bundle(&xs, &[e]);
+    let back = round_trip(&bnd);
+    let Some((oxtensor::oxtensor_graph::Op::OpFromGraph(o), _)) = back.outputs[0].owner() else {
+        panic!("not one einsum node");
+    };
+    assert_eq!(o.einsum.as_deref(), Some(spec));
+    let m = |v: &[f64]| Tensor::from_slice(v, &[2, 2]).expect("tensor");
+    let args = [
+        m(&[1.0, 2.0, 3.0, 4.0]),
+        m(&[0.5, -1.0, 2.0, 0.0]),
+        m(&[1.0, 1.0, -2.0, 3.0]),
     ];
     for mode in [Mode::FAST_COMPILE, Mode::FAST_RUN] {
         assert_same(&run(&bnd, &mode, &args), &run(&back, &mode, &args));

@@ -369,3 +369,77 @@ fn gradients_of_einsum_match_finite_differences() {
         vg(spec, |xs| ops::einsum(spec, xs), &points);
     }
 }
+
+/// The static shapes of the operands of each matrix product of `outs`, in execution order.
+fn products(outs: &[Var]) -> Vec<Vec<Vec<Option<usize>>>> {
+    oxtensor::oxtensor_graph::toposort(outs)
+        .iter()
+        .filter(|n| matches!(n.op(), Some(oxtensor::oxtensor_graph::Op::MatMul)))
+        .map(|n| n.inputs().iter().map(|x| x.ty().shape.to_vec()).collect())
+        .collect()
+}
+
+/// `ij,jk,kl->il` over `(2, 6), (6, 6), (6, 6)` built on operands of unknown shape (one
+/// `Einsum` node contracting right to left, `a (b c)`: a first product of `6×6` matrices),
+/// then on static-shaped ones by
+/// `clone_replace`: the `einsum_replan` rule plans NumPy's optimal order, `(a b) c`, and
+/// inlines it. Values equal the loops before and after, in both backends, and gradients
+/// through the node (and through its replanned form) match finite differences.
+#[test]
+fn einsum_is_replanned_once_static_shapes_are_known() {
+    use oxtensor::Optimizer;
+    use oxtensor::oxtensor_graph::{Op, clone_replace};
+    let spec = "ij,jk,kl->il";
+    let shapes: [&[usize]; 3] = [&[2, 6], &[6, 6], &[6, 6]];
+    let vals: Vec<Tensor> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| t(&uniform(70 + k as u64, s.iter().product()), s))
+        .collect();
+    let unknown: Vec<Var> = (0..3)
+        .map(|k| Var::input(Some(&format!("u{k}")), TensorType::of_rank(DType::F64, 2)))
+        .collect();
+    let e = ops::einsum(spec, &unknown).expect("einsum");
+    let Some((Op::OpFromGraph(o), _)) = e.owner() else {
+        panic!("not one einsum node: {e:?}");
+    };
+    assert_eq!(o.einsum.as_deref(), Some(spec));
+    assert_eq!(products(o.body.outputs()).len(), 2);
+    let s = |n: usize| Some(n);
+    let fixed: Vec<Var> = vals
+        .iter()
+        .enumerate()
+        .map(|(k, v)| einsum_input(&format!("s{k}"), v, true))
+        .collect();
+    let map = unknown.iter().cloned().zip(fixed.iter().cloned()).collect();
+    let replaced = clone_replace(std::slice::from_ref(&e), &map).expect("replace");
+    let planned = oxtensor::oxtensor_rewrite::rewrite_outputs(
+        &replaced,
+        &Optimizer::NONE.including(&["einsum"]),
+    )
+    .expect("rewrite")
+    .0;
+    let planned = products(&planned);
+    assert_eq!(planned.len(), 2);
+    assert_eq!(planned[0], vec![vec![s(2), s(6)], vec![s(6), s(6)]]);
+    // The body's order on these shapes: `b c` first.
+    let body_order = ops::einsum_with(spec, &fixed, ops::einsum::Optimize::RightToLeft);
+    let body_order = products(&[body_order.expect("einsum")]);
+    assert_eq!(body_order[0], vec![vec![s(6), s(6)], vec![s(6), s(6)]]);
+    let want = einsum_reference(spec, &vals);
+    check(
+        &unknown,
+        std::slice::from_ref(&e),
+        &vals,
+        std::slice::from_ref(&want),
+    );
+    check(&fixed, &replaced, &vals, &[want]);
+    vg(
+        "einsum node",
+        |xs| {
+            let map = unknown.iter().cloned().zip(xs.iter().cloned()).collect();
+            Ok(clone_replace(std::slice::from_ref(&e), &map)?.remove(0))
+        },
+        &vals,
+    );
+}

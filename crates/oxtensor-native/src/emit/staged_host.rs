@@ -13,10 +13,13 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 /// Whether the loop may call `op` back: an op whose kernel computes its outputs from its
-/// inputs alone, whose outputs' extents follow from its inputs' (so the executor lays them
-/// out before the loop).
+/// inputs alone, whose outputs' extents follow from its inputs' extents and the values
+/// known before the loop (so the executor lays them out before the loop). A random draw is
+/// one: its generator is an input like any other (a state carried from step to step, or a
+/// loop-invariant value) and its next generator an output, so the loop draws exactly what
+/// the interpreter's does, in the same order.
 pub(super) fn hosted(op: &Op) -> bool {
-    matches!(op, Op::Linalg(_))
+    matches!(op, Op::Linalg(_) | Op::Random(_))
 }
 
 impl Lowering {

@@ -6,6 +6,7 @@
 mod algebra;
 mod branches;
 mod check;
+mod einsum;
 mod fold;
 mod fused_matmul;
 mod fused_reduce;
@@ -102,6 +103,12 @@ pub const STABILIZE: RuleSet = RuleSet {
 pub const SIGMOID: RuleSet = RuleSet {
     name: "sigmoid",
     rules: sigmoid::RULES,
+};
+
+/// An einsum built before its shapes were static, planned and inlined once they are.
+pub const EINSUM: RuleSet = RuleSet {
+    name: "einsum",
+    rules: einsum::RULES,
 };
 
 /// Linear algebra: `inv(a) @ b` as `solve(a, b)`, `log(det(a))` through `slogdet`.

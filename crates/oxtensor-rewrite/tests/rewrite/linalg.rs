@@ -1,10 +1,10 @@
-//! The linear-algebra rules: expected graphs and equal values on random (diagonally dominant)
-//! matrices.
+//! The linear-algebra rules, and the einsum rule: expected graphs and equal values on random
+//! (diagonally dominant) matrices.
 
 use crate::common::*;
 use oxtensor_graph::build::{self as b, linalg as la};
 use oxtensor_graph::{AssumeA, Var};
-use oxtensor_rewrite::rules::{FOLD, LINALG, USELESS};
+use oxtensor_rewrite::rules::{EINSUM, FOLD, LINALG, USELESS};
 
 fn linalg(v: &Var) -> Var {
     with_rules(v, &[FOLD, USELESS, LINALG]).0
@@ -298,4 +298,43 @@ fn eigenvalues_and_singular_values_alone_skip_the_vectors() {
     )
     .unwrap();
     assert!(!show(&linalg(&both)).contains("Eigvalsh"));
+}
+
+/// `ij,jk,kl->il` built on three matrices of unknown shape (one einsum node), and the same
+/// node rebuilt on inputs of static shapes `(2, 6), (6, 6), (6, 6)`, with those inputs.
+fn unplanned_einsum() -> (Var, Var, Vec<Var>) {
+    let spec = "ij,jk,kl->il";
+    let unknown = [matrix("a"), matrix("b"), matrix("c")];
+    let e = b::einsum(spec, &unknown).unwrap();
+    let fixed: Vec<Var> = [("a", 2), ("b", 6), ("c", 6)]
+        .into_iter()
+        .map(|(name, rows)| input(name, &[Some(rows), Some(6)]))
+        .collect();
+    let map = unknown.iter().cloned().zip(fixed.iter().cloned()).collect();
+    let replaced = oxtensor_graph::clone_replace(std::slice::from_ref(&e), &map).unwrap();
+    (e, replaced[0].clone(), fixed)
+}
+
+// einsum{s}(x…) with every shape static → einsum(s, x…) planned and inlined
+#[test]
+fn einsum_replan() {
+    let (_, replaced, fixed) = unplanned_einsum();
+    let want = b::einsum("ij,jk,kl->il", &fixed).unwrap();
+    assert_same(&with_rules(&replaced, &[EINSUM]).0, &want);
+    let ins = fixed.clone();
+    assert_same_values(
+        &ins,
+        &replaced,
+        &want,
+        &[&[2, 6], &[6, 6], &[6, 6]],
+        (-1.0, 1.0),
+        1e-12,
+    );
+}
+
+// einsum{s}(x…) with an unknown shape stays
+#[test]
+fn einsum_replan_waits_for_static_shapes() {
+    let (e, _, _) = unplanned_einsum();
+    assert_same(&with_rules(&e, &[EINSUM]).0, &e);
 }

@@ -14,21 +14,29 @@ use oxtensor_graph::random::{Distribution, RNG_WORDS, RandomOp};
 use oxtensor_random::{Generator, Pcg64, Pcg64State, RandomError};
 
 mod mvnormal;
+mod scalar;
+
+pub use scalar::ScalarDraws;
 
 const LOW: u128 = u64::MAX as u128;
 
-/// The generator value (a `uint64` vector of [`RNG_WORDS`] words) holding `g`'s state.
-pub fn generator_to_tensor(g: &Generator) -> Tensor {
+/// The words of a generator value (see [`generator_to_tensor`]) holding `g`'s state.
+pub fn generator_words(g: &Generator) -> [u64; RNG_WORDS] {
     let s = g.state();
-    let words = [
+    [
         (s.state >> 64) as u64,
         (s.state & LOW) as u64,
         (s.inc >> 64) as u64,
         (s.inc & LOW) as u64,
         u64::from(s.has_uint32),
         u64::from(s.uinteger),
-    ];
-    Tensor::from_slice(&words, &[RNG_WORDS]).expect("RNG_WORDS words fill a vector of RNG_WORDS")
+    ]
+}
+
+/// The generator value (a `uint64` vector of [`RNG_WORDS`] words) holding `g`'s state.
+pub fn generator_to_tensor(g: &Generator) -> Tensor {
+    Tensor::from_slice(&generator_words(g), &[RNG_WORDS])
+        .expect("RNG_WORDS words fill a vector of RNG_WORDS")
 }
 
 /// The generator whose state a generator value holds; errors when `t` is not a `uint64`
@@ -41,18 +49,28 @@ pub fn generator_from_tensor(t: &Tensor) -> Result<Generator, KernelError> {
             t.shape()
         )));
     }
-    let w = t.to_vec_as::<u64>();
+    generator_from_words(&t.to_vec_as::<u64>())
+}
+
+/// The generator whose state the words of a generator value hold; errors when there are not
+/// [`RNG_WORDS`] of them or the buffered half is not a 32-bit word.
+pub fn generator_from_words(w: &[u64]) -> Result<Generator, KernelError> {
+    let &[s_hi, s_lo, i_hi, i_lo, has, half] = w else {
+        return Err(KernelError::Value(format!(
+            "a random generator is {RNG_WORDS} words, got {}",
+            w.len()
+        )));
+    };
     let wide = |hi: u64, lo: u64| (u128::from(hi) << 64) | u128::from(lo);
-    let uinteger = u32::try_from(w[5]).map_err(|_| {
+    let uinteger = u32::try_from(half).map_err(|_| {
         KernelError::Value(format!(
-            "random generator word 5 (the buffered 32-bit half) is {}, not a 32-bit value",
-            w[5]
+            "random generator word 5 (the buffered 32-bit half) is {half}, not a 32-bit value"
         ))
     })?;
     Ok(Generator::new(Pcg64::from_state(Pcg64State {
-        state: wide(w[0], w[1]),
-        inc: wide(w[2], w[3]),
-        has_uint32: w[4] != 0,
+        state: wide(s_hi, s_lo),
+        inc: wide(i_hi, i_lo),
+        has_uint32: has != 0,
         uinteger,
     })))
 }
@@ -218,9 +236,14 @@ struct Narrow {
 impl Narrow {
     /// The dtypes of `params`.
     fn of(params: &[&Tensor]) -> Narrow {
+        Narrow::of_dtypes(params.iter().map(|p| p.dtype()))
+    }
+
+    /// The same from the parameters' dtypes.
+    fn of_dtypes(dtypes: impl Iterator<Item = DType>) -> Narrow {
         let mut n = Narrow::default();
-        for (k, p) in params.iter().take(3).enumerate() {
-            n.f32[k] = p.dtype() == DType::F32;
+        for (k, d) in dtypes.take(3).enumerate() {
+            n.f32[k] = d == DType::F32;
         }
         n
     }
@@ -284,20 +307,21 @@ fn check_scipy(dist: Distribution, p: &[f64], narrow: Narrow) -> Result<(), Rand
     Ok(())
 }
 
-/// SciPy's `rvs` when every `scale` is 0: after checking every element, `loc` (broadcast),
-/// drawing nothing, so the generator does not move. `None` when SciPy would draw.
+/// SciPy's `rvs` when every `scale` is 0: after checking every element, `loc` (broadcast)
+/// into `out` (one per batch element), drawing nothing, so the generator does not move.
+/// `false` (and `out` untouched) when SciPy would draw.
 fn scipy_degenerate(
     dist: Distribution,
     floats: &[Column<f64>],
-    count: usize,
     narrow: Narrow,
-    shape: &[usize],
-) -> Result<Option<Tensor>, KernelError> {
+    out: &mut [f64],
+) -> Result<bool, KernelError> {
     let Some((scale, loc)) = scipy_scale(dist) else {
-        return Ok(None);
+        return Ok(false);
     };
+    let count = out.len();
     if count == 0 || !(0..count).all(|i| floats[scale].at(i)[0] == 0.0) {
-        return Ok(None);
+        return Ok(false);
     }
     let mut p = [0.0; 3];
     for i in 0..count {
@@ -306,10 +330,10 @@ fn scipy_degenerate(
         }
         check_scipy(dist, &p, narrow).map_err(|e| bad(dist, e))?;
     }
-    let out: Vec<f64> = (0..count)
-        .map(|i| loc.map_or(0.0, |k| floats[k].at(i)[0]))
-        .collect();
-    Ok(Some(Tensor::from_slice(&out, shape)?))
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = loc.map_or(0.0, |k| floats[k].at(i)[0]);
+    }
+    Ok(true)
 }
 
 /// One scalar draw of a continuous distribution from parameters `p`.
@@ -694,49 +718,24 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
                 .map_err(|e| bad(dist, e))?;
             Tensor::from_slice(&out, &shape)?
         }
-        _ if dist.is_discrete() => {
-            let arrays = numpy_sees_arrays(r, params);
-            let mut pf = [0.0; 3];
-            let mut pn = [0i64; 3];
-            let mut out = Vec::with_capacity(count);
-            for i in 0..count {
-                for (k, c) in floats.iter().enumerate() {
-                    pf[k] = c.at(i)[0];
-                }
-                for (k, c) in ints.iter().enumerate() {
-                    pn[k] = c.at(i)[0];
-                }
-                out.push(
-                    draw_int(&mut g, dist, &pf, &pn)
-                        .map_err(|e| bad(dist, if arrays { array_wording(e) } else { e }))?,
-                );
-            }
-            Tensor::from_slice(&out, &shape)?
-        }
         _ => {
-            let narrow = Narrow::of(params);
-            if let Some(t) = scipy_degenerate(dist, &floats, count, narrow, &shape)? {
-                return Ok(vec![generator_to_tensor(&g), t.cast(r.dtype)]);
-            }
-            let mut result = Ok(());
-            let t = Tensor::build::<f64>(&shape, |out| {
-                result = if floats.iter().all(|c| c.repeated) {
-                    let p: Vec<f64> = floats.iter().map(|c| c.values[0]).collect();
-                    fill_repeated(&mut g, dist, &p, narrow, out)
-                } else {
-                    let mut pf = [0.0; 3];
-                    out.iter_mut().enumerate().try_for_each(|(i, o)| {
-                        for (k, c) in floats.iter().enumerate() {
-                            pf[k] = c.at(i)[0];
-                        }
-                        *o = draw_float(&mut g, dist, &pf, narrow)?;
-                        Ok(())
-                    })
-                };
-            })?;
             let arrays = numpy_sees_arrays(r, params);
-            result.map_err(|e| bad(dist, if arrays { array_wording(e) } else { e }))?;
-            t
+            let narrow = Narrow::of(params);
+            if dist.is_discrete() {
+                let mut out = vec![0i64; count];
+                let draws = scalar::Draws::Int(&mut out);
+                scalar::draw_scalars(&mut g, dist, &floats, &ints, arrays, narrow, draws)?;
+                Tensor::from_slice(&out, &shape)?
+            } else {
+                let mut result = Ok(());
+                let t = Tensor::build::<f64>(&shape, |out| {
+                    let draws = scalar::Draws::Float(out);
+                    result =
+                        scalar::draw_scalars(&mut g, dist, &floats, &ints, arrays, narrow, draws);
+                })?;
+                result?;
+                t
+            }
         }
     };
     Ok(vec![generator_to_tensor(&g), draw.cast(r.dtype)])

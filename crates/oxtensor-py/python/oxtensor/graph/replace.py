@@ -9,7 +9,8 @@ def clone_replace(output, replace=None, **rebuild_kwds):
 
     The original graph is unchanged (graphs are immutable values); the result shares every
     part of it the replacements do not reach. A replacement must have the replaced
-    variable's type, else ``TypeError`` names both. ``rebuild_kwds`` (PyTensor's options for
+    variable's type or a more specific one (the same dtype and rank, static where the
+    replaced variable is static), else ``TypeError`` names both. ``rebuild_kwds`` (PyTensor's options for
     its cloning) are accepted and ignored: nothing here is copied that could be shared.
     """
     del rebuild_kwds

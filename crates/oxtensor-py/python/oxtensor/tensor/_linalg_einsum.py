@@ -66,7 +66,9 @@ def einsum(subscripts, *operands, optimize=None):
     """``np.einsum`` (explicit or implicit output, ellipses, the interleaved sublist form)
     lowered to matrix products. As in PyTensor, ``optimize`` must be ``None``: the contraction
     order is chosen when the graph is built, NumPy's ``optimal`` path when every operand's
-    shape is static and right to left otherwise."""
+    shape is static and right to left otherwise; in that case (more than two operands) the
+    einsum is one ``Einsum{subscripts}`` node, planned again when compiled if its operands'
+    shapes are static by then (after ``clone_replace`` with static-shaped variables)."""
     if optimize is not None:
         raise NotImplementedError(
             f"einsum: optimize={optimize!r} is not supported; as in PyTensor, only "
