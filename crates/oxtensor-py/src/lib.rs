@@ -42,6 +42,7 @@ pub mod serial;
 pub mod site;
 pub mod special;
 pub mod var;
+pub mod var_kinds;
 
 /// The extension module `oxtensor._core`.
 #[pymodule]
