@@ -180,6 +180,9 @@ pub struct NativeExecutable {
     /// The compiled bodies of its inner-graph nodes.
     inner: InnerBodies,
     parallel: bool,
+    /// Elements of the plan's constants, counted with the inputs' to decide whether a call
+    /// runs on the thread pool (see [`NativeExecutable::run_call`]).
+    constant_elements: usize,
     /// Calls of whole-loop kernels handed to the interpreter's loop (see
     /// [`NativeExecutable::interpreted_loops`]).
     interpreted_loops: AtomicUsize,
@@ -310,6 +313,7 @@ impl NativeExecutable {
             .all(|k| !matches!(k, Kernel::Loop(_) | Kernel::Staged(..)))
             .then(Replay::default);
         NativeExecutable {
+            constant_elements: plan.constants().iter().map(|(_, t)| t.numel()).sum(),
             plan,
             kernels,
             _library: library,
@@ -676,9 +680,31 @@ impl NativeExecutable {
 }
 
 impl NativeExecutable {
-    /// Runs a call: replayed when its inputs' layout was recorded, else through the plan
-    /// (recording it on the second call with one layout).
+    /// Runs a call. A call on more than [`PARALLEL_THRESHOLD`] input and constant elements,
+    /// with more than one thread, runs on a rayon worker (unless already on one): each of its
+    /// parallel kernels then starts on that worker, which begins its own part at once while
+    /// the others join, instead of the calling thread handing every kernel to the pool and
+    /// sleeping until a worker has woken, run it and woken it again. The hand-off is paid
+    /// once per call rather than once per parallel kernel (W5 has three).
     fn run_call(
+        &self,
+        values: Vec<Tensor>,
+        outs: &[Option<Tensor>],
+    ) -> Result<Vec<Tensor>, RuntimeError> {
+        let elements = values.iter().map(Tensor::numel);
+        if self.parallel
+            && elements.fold(self.constant_elements, usize::saturating_add) > PARALLEL_THRESHOLD
+            && rayon::current_num_threads() > 1
+            && rayon::current_thread_index().is_none()
+        {
+            return rayon::scope(|_| self.run_here(values, outs));
+        }
+        self.run_here(values, outs)
+    }
+
+    /// Runs a call on this thread: replayed when its inputs' layout was recorded, else
+    /// through the plan (recording it on the second call with one layout).
+    fn run_here(
         &self,
         values: Vec<Tensor>,
         outs: &[Option<Tensor>],

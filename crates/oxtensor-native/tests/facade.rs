@@ -91,3 +91,63 @@ fn models_match_the_interpreter() {
         assert_close(&format!("output {k}"), n, i, tol);
     }
 }
+
+/// W5's model at a smaller size: the logistic-regression NLL and its gradient with a constant
+/// design matrix large enough that a call runs on the thread pool and its two matrix-vector
+/// products split across threads. Calls from the test's own thread (the global pool) and
+/// inside pools of one and two threads agree with the interpreter, and two calls with one
+/// thread count give the same bits.
+#[test]
+fn large_calls_agree_on_every_thread_count_and_repeat_exactly() {
+    // 4099·67 multiply-adds per product, above the split threshold (2^18).
+    let (n, d) = (4099usize, 67usize);
+    let xs: Vec<f64> = (0..n * d)
+        .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+        .collect();
+    let ys: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 3 == 0))).collect();
+    let xc = Var::constant(Tensor::from_slice(&xs, &[n, d]).expect("X"));
+    let yc = Var::constant(Tensor::from_slice(&ys, &[n]).expect("y"));
+    let w = vector("w", DType::F64);
+    let p = ops::sigmoid(&ops::dot(&xc, &w).expect("dot")).expect("sigmoid");
+    let ll = &yc * &p.log() + &(1.0 - &yc) * &(1.0 - &p).log();
+    let nll = -ll.mean(None);
+    let g = grad_vars(&nll, std::slice::from_ref(&w))
+        .expect("grad")
+        .remove(0);
+    let (inputs, outputs) = ([w], [nll, g]);
+    let ws: Vec<f64> = (0..d).map(|i| (i as f64 * 0.37).sin() * 0.1).collect();
+    let values = [Tensor::from_slice(&ws, &[d]).expect("w")];
+    let interp = run(
+        Mode::new("interp", "fast_run").expect("mode"),
+        &inputs,
+        &outputs,
+        &values,
+    );
+    let f = function(&inputs, &outputs)
+        .mode(native_mode())
+        .build()
+        .expect("compile");
+    let on_threads = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool")
+            .install(|| f.call(&values).expect("call"))
+    };
+    let runs = [
+        ("global pool", f.call(&values).expect("call")),
+        ("one thread", on_threads(1)),
+        ("two threads", on_threads(2)),
+    ];
+    for (name, got) in &runs {
+        for (k, (a, b)) in got.iter().zip(&interp).enumerate() {
+            assert_close(&format!("{name}, output {k}"), a, b, Tol::REORDERED);
+        }
+    }
+    for (a, b) in on_threads(2).iter().zip(&runs[2].1) {
+        assert!(
+            a.to_bytes() == b.to_bytes(),
+            "two calls on two threads differ"
+        );
+    }
+}

@@ -17,6 +17,10 @@ use smallvec::SmallVec;
 /// Multiply-adds (`m·n·k`) above which one product is worth splitting across threads.
 pub(super) const GEMM_PARALLEL_WORK: usize = 1 << 18;
 
+/// The fewest contracted indices a task of a matrix-vector product split along its
+/// contraction reduces (see [`skinny`]): fewer make the partial results cost more than they save.
+const SKINNY_MIN_CONTRACTION: usize = 1024;
+
 /// The operands' common layout: one (m×k)·(k×n) product per batch position.
 pub(super) struct Problem {
     pub(super) m: usize,
@@ -303,9 +307,16 @@ pub(super) unsafe fn gemm_into<T: GemmElement>(
 /// A large matrix-vector (`n = 1`) or vector-matrix (`m = 1`) product, split across threads.
 /// `gemm` runs these as one single-threaded pass over the matrix, which leaves the other cores
 /// idle on a memory-bound loop. When the matrix's contiguous direction is across outputs (rows
-/// of `a` for `n = 1`), each thread computes its own range of outputs; otherwise each thread
+/// of `a` for `n = 1`), each task computes its own range of outputs; otherwise each task
 /// reduces a range of the contracted dimension, reading whole contiguous rows, and the partial
-/// results are added.
+/// results are added in range order.
+///
+/// Both splits make a few tasks per thread (of at least 64 outputs, or of at least
+/// [`SKINNY_MIN_CONTRACTION`] contracted indices), so a thread slowed by other work on its
+/// core leaves its tasks to the others instead of making everyone wait for its half. The
+/// ranges depend only on the extents and the thread count, so a product is bitwise
+/// reproducible for a given thread count; between thread counts the contraction split changes
+/// only the order of the additions.
 fn skinny<T: GemmElement>(
     p: &Problem,
     lhs: &[T],
@@ -347,7 +358,7 @@ fn skinny<T: GemmElement>(
         });
         return Ok(());
     }
-    let parts = threads.min(k.div_ceil(1024)).max(1);
+    let parts = (threads * 4).min(k / SKINNY_MIN_CONTRACTION).max(1);
     let chunk = k.div_ceil(parts);
     let partials: Vec<Vec<T>> = (0..k.div_ceil(chunk))
         .into_par_iter()
