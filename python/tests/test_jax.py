@@ -5,6 +5,8 @@ math library and glibc's each stay within a few ulp; ``1e-9`` for linear algebra
 algorithms differ); an op without a translation fails when the function is compiled, naming
 the op."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -293,25 +295,39 @@ from test_elemwise import BINARY as SUITE_BINARY  # noqa: E402
 from test_elemwise import UNARY as SUITE_UNARY  # noqa: E402
 from conftest import random_array  # noqa: E402
 
+#: Float32 absolute tolerances wider than the suite's 1e-6, for JAX's own float32 error: its
+#: ``gammaln`` is off by up to 2.5e-6 near the function's roots at 1 and 2 (measured on 2e5
+#: points of [0.05, 3] against SciPy in float64; ours is within 1e-7 there).
+JAX_F32_ATOL = {"gammaln": 4e-6}
+
+
+def suite_rng(*ids):
+    """A generator seeded by the test's parameters, so each case sees the same numbers however
+    the tests are spread over workers (one shared generator made them depend on the order)."""
+    return np.random.default_rng(zlib.crc32(repr(ids).encode()))
+
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("f,ref,domain", SUITE_UNARY, ids=[u[0].__name__ for u in SUITE_UNARY])
 def test_elementwise_suite_unary(f, ref, domain, dtype):
     rtol = 2e-6 if dtype == "float32" else 1e-12
+    atol = JAX_F32_ATOL.get(f.__name__, 1e-6) if dtype == "float32" else 1e-14
+    rng = suite_rng(f.__name__, dtype)
     for shape in [(), (7,), (2, 0, 3)]:
-        a = random_array(RNG, shape, dtype)
+        a = random_array(rng, shape, dtype)
         if domain is not None:
             a = domain(a).astype(dtype)
         x = pt.tensor("x", dtype=dtype, shape=(None,) * a.ndim)
-        check([x], f(x), [a], rtol=rtol, atol=1e-6 if dtype == "float32" else 1e-14)
+        check([x], f(x), [a], rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("f,ref,domain", SUITE_BINARY, ids=[b[0].__name__ for b in SUITE_BINARY])
 def test_elementwise_suite_binary(f, ref, domain, dtype):
     rtol = 2e-6 if dtype == "float32" else 1e-12
-    a = random_array(RNG, (3, 4), dtype)
-    b = random_array(RNG, (1, 4), dtype)
+    rng = suite_rng(f.__name__, dtype)
+    a = random_array(rng, (3, 4), dtype)
+    b = random_array(rng, (1, 4), dtype)
     if domain is not None:
         b = domain(b).astype(dtype)
     if f is pt.pow:
