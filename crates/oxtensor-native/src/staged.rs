@@ -65,7 +65,7 @@ fn fits(ty: &TensorType, shape: &[usize]) -> bool {
 /// One 64-byte line of scratch (so every scratch value starts aligned for vector loads).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Line([u8; 64]);
+pub(crate) struct Line([u8; 64]);
 
 /// What [`layouts`] works out: every value's layout, the values known before the loop, and
 /// the numbers of `d` the indexed views take (where they start, and the numbers).
@@ -73,12 +73,13 @@ type Laid = (Vec<Layout>, Vec<Option<Tensor>>, Vec<(usize, Vec<i64>)>);
 
 /// The layouts of every value of `p` given the shapes of the body inputs, and the value of
 /// each value known before the loop (params, and the other values `others`, which body
-/// inputs from `n_taps` on are; `None` for the rest), or `None` when some stage's operands do
-/// not fit it or a param cannot be computed (see the module documentation).
+/// inputs from `n_taps` on are, when known: a nested loop's others may be values of the
+/// outer step; `None` for the rest), or `None` when some stage's operands do not fit it or
+/// a param cannot be computed (see the module documentation).
 fn layouts(
     p: &StagedLoop,
     inputs: &[Vec<usize>],
-    others: &[&Tensor],
+    others: &[Option<&Tensor>],
     first: &mut FirstStep<'_>,
 ) -> Option<Laid> {
     let mut numbers = Vec::new();
@@ -89,7 +90,7 @@ fn layouts(
         match &value.kind {
             ValueKind::Input(k) => {
                 out[v] = Some(Layout::contiguous(inputs.get(*k)?));
-                if let Some(t) = k.checked_sub(n_taps).and_then(|o| others.get(o)) {
+                if let Some(t) = k.checked_sub(n_taps).and_then(|o| others.get(o)?.as_ref()) {
                     params[v] = Some((*t).clone());
                 }
             }
@@ -190,6 +191,17 @@ fn computed_shape(
                 });
             }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
+            Stage::Join { args, out } if *out == v => {
+                let mut shape = shape_of(*args.first()?)?;
+                for &a in &args[1..] {
+                    let s = shape_of(a)?;
+                    if s.len() != shape.len() || s.get(1..) != shape.get(1..) {
+                        return None;
+                    }
+                    shape[0] = shape[0].checked_add(s[0])?;
+                }
+                return Some(shape);
+            }
             Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
                 let shape = shape_of(*x)?;
                 // `acc + inc(0, y)`: the sum's operands have one shape.
@@ -205,20 +217,35 @@ fn computed_shape(
                 return Some(si.into_iter().chain(sx.get(1..)?.iter().copied()).collect());
             }
             Stage::Host {
-                node, args, outs, ..
+                node,
+                args,
+                outs,
+                nested,
+                ..
             } if outs.contains(&v) => {
                 let shapes = args
                     .iter()
                     .map(|&a| shape_of(a))
                     .collect::<Option<Vec<_>>>()?;
-                let known: Vec<Option<&Tensor>> = args
+                let values: Vec<Option<&Tensor>> = args
                     .iter()
                     .map(|&a| params.get(a).and_then(Option::as_ref))
                     .collect();
                 let k = outs.iter().position(|&o| o == v)?;
-                return crate::staged_host::output_shapes(node, &shapes, &known)?
-                    .into_iter()
-                    .nth(k);
+                let shapes = match (nested, node.node().op()) {
+                    (Some(inner), Some(oxtensor_graph::Op::Scan(s))) => {
+                        let layouts: Vec<Layout> = args
+                            .iter()
+                            .map(|&a| known.get(a)?.clone())
+                            .collect::<Option<_>>()?;
+                        let dtypes: Vec<_> = args.iter().map(|&a| p.values[a].ty.dtype).collect();
+                        crate::staged_host::nest::output_shapes(
+                            inner, s, &layouts, &values, &dtypes,
+                        )?
+                    }
+                    _ => crate::staged_host::output_shapes(node, &shapes, &values)?,
+                };
+                return shapes.into_iter().nth(k);
             }
             Stage::MatMul { a, b, acc, out, .. } if *out == v => {
                 let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
@@ -275,46 +302,30 @@ fn product_dims(a: &Layout, b: &Layout) -> [i64; 7] {
     ]
 }
 
-/// Runs staged loop kernel `f` of `p` (the loop of `s`) on the node's operands (`n_steps`,
-/// sequences, initial buffers, other values): one tensor per state and per mapped output,
-/// or `None` when the kernel does not take them.
-pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
-    let body_inputs = s.body.input_types();
-    let operands = LoopOperands::of(s, args)?;
-    let windows = operands.windows(s);
-    let LoopOperands {
-        total,
-        sequences,
-        initial,
-        others,
-        ..
-    } = operands;
-    if total == 0 {
-        return None;
-    }
-    // The body inputs' shapes and the operands they come from, whose dtypes must be theirs.
-    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(body_inputs.len());
-    let tapped = sequences
-        .iter()
-        .zip(&s.sequence_taps)
-        .chain(initial.iter().zip(&s.state_taps));
-    for (t, taps) in tapped {
-        let row = t.shape().get(1..)?.to_vec();
-        for _ in taps {
-            if body_inputs.get(shapes.len())?.dtype != t.dtype() {
-                return None;
-            }
-            shapes.push(row.clone());
-        }
-    }
-    for t in others {
-        if body_inputs.get(shapes.len())?.dtype != t.dtype() {
-            return None;
-        }
-        shapes.push(t.shape().to_vec());
-    }
-    let mut first = FirstStep::new(p, s, sequences, initial, &windows);
-    let (layouts, params, numbers) = layouts(p, &shapes, others, &mut first)?;
+/// A staged loop laid out for one call: every value's layout, the values known before the
+/// loop (see [`layouts`]), the numbers `d` the kernel reads and its scratch.
+pub(crate) struct Prepared {
+    /// Every value's layout.
+    pub layouts: Vec<Layout>,
+    /// The values known before the loop.
+    pub params: Vec<Option<Tensor>>,
+    /// The kernel's `d`.
+    pub dims: Vec<i64>,
+    /// The kernel's scratch, 64-byte aligned lines.
+    pub scratch: Vec<Line>,
+}
+
+/// Lays out `p` for body inputs of extents `shapes` (the taps' rows, then the other values),
+/// the other values `others` where known, and states whose initial rows have extents `rows`;
+/// `None` when the kernel does not take them (see the module documentation).
+pub(crate) fn prepare(
+    p: &StagedLoop,
+    shapes: &[Vec<usize>],
+    others: &[Option<&Tensor>],
+    rows: &[&[usize]],
+    first: &mut FirstStep<'_>,
+) -> Option<Prepared> {
+    let (layouts, params, numbers) = layouts(p, shapes, others, first)?;
     // An empty constant (a draw's `size` when it has none) is read by no loop in C, only by
     // the host call and the executor; any other empty value leaves the loop to the interpreter.
     if layouts.iter().zip(&p.values).any(|(l, v)| {
@@ -323,8 +334,8 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         return None;
     }
     // Each state's next value has the shape of its rows.
-    for (i, init) in initial.iter().enumerate() {
-        if layouts[*p.outputs.get(i)?].shape != init.shape().get(1..)? {
+    for (i, row) in rows.iter().enumerate() {
+        if layouts[*p.outputs.get(i)?].shape != *row {
             return None;
         }
     }
@@ -368,7 +379,7 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
                 ..
             } => {
                 let shape = &layouts[*out].shape;
-                let n = index::inc_dims(&mut first, entries, shape, &layouts[*y], &params)?;
+                let n = index::inc_dims(first, entries, shape, &layouts[*y], &params)?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
             Stage::Take { x, idx, at, .. } => {
@@ -379,13 +390,72 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
                 let n = index::take_dims(&layouts[*x], &layouts[*idx], Some(&layouts[*y]))?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
-            Stage::Elem { .. } | Stage::Host { .. } => {}
+            Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}
         }
     }
     for (at, n) in numbers {
         dims.get_mut(at..at + n.len())?.copy_from_slice(&n);
     }
-    let mut scratch = vec![Line([0; 64]); scratch_bytes.div_ceil(64).max(1)];
+    let scratch = vec![Line([0; 64]); scratch_bytes.div_ceil(64).max(1)];
+    Some(Prepared {
+        layouts,
+        params,
+        dims,
+        scratch,
+    })
+}
+
+/// Runs staged loop kernel `f` of `p` (the loop of `s`) on the node's operands (`n_steps`,
+/// sequences, initial buffers, other values): one tensor per state and per mapped output,
+/// or `None` when the kernel does not take them.
+pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> {
+    let body_inputs = s.body.input_types();
+    let operands = LoopOperands::of(s, args)?;
+    let windows = operands.windows(s);
+    let LoopOperands {
+        total,
+        sequences,
+        initial,
+        others,
+        ..
+    } = operands;
+    if total == 0 {
+        return None;
+    }
+    // The body inputs' shapes and the operands they come from, whose dtypes must be theirs.
+    let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(body_inputs.len());
+    let tapped = sequences
+        .iter()
+        .zip(&s.sequence_taps)
+        .chain(initial.iter().zip(&s.state_taps));
+    for (t, taps) in tapped {
+        let row = t.shape().get(1..)?.to_vec();
+        for _ in taps {
+            if body_inputs.get(shapes.len())?.dtype != t.dtype() {
+                return None;
+            }
+            shapes.push(row.clone());
+        }
+    }
+    for t in others {
+        if body_inputs.get(shapes.len())?.dtype != t.dtype() {
+            return None;
+        }
+        shapes.push(t.shape().to_vec());
+    }
+    let mut first = FirstStep::new(p, s, sequences, initial, &windows);
+    let known: Vec<Option<&Tensor>> = others.iter().map(|&t| Some(t)).collect();
+    let rows = initial
+        .iter()
+        .map(|t| t.shape().get(1..))
+        .collect::<Option<Vec<_>>>()?;
+    let Prepared {
+        layouts,
+        params,
+        dims,
+        mut scratch,
+    } = prepare(p, &shapes, &known, &rows, &mut first)?;
+    let mut host = crate::staged_host::HostCalls::new(p, &layouts, &params)?;
     let seq_data: Vec<Tensor> = sequences.iter().map(|t| t.to_contiguous()).collect();
     let seq_ptrs: Vec<*const c_void> = seq_data.iter().map(|t| t.data_ptr().cast()).collect();
     // The other values, then the params (in the order of their values).
@@ -420,7 +490,6 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
         buffers.push((t, need, ring, element.clone()));
         buf_ptrs.push(ptr);
     }
-    let mut host = crate::staged_host::HostCalls::new(p, &layouts)?;
     let mut done = 0i64;
     // SAFETY: the kernel reads, at step `t < total`, rows `w + offset + tap` of each sequence
     // (`w < windows[i]`, so within the `lengths[i]` rows of its contiguous copy, by

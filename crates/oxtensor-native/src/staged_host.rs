@@ -17,6 +17,7 @@ use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;
 use crate::staged::Layout;
 use draw::DrawCall;
+use nest::NestCall;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::Op;
 use oxtensor_graph::{Node, TensorType, Var, infer_types};
@@ -27,6 +28,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 mod draw;
+pub(crate) mod nest;
 
 /// The C type of [`host_call`] (`ox_host_fn` in the generated prelude).
 pub(crate) type HostFn =
@@ -91,6 +93,9 @@ struct Call {
     /// For a draw of a scalar distribution, the draw read from and written to the loop's
     /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
     draw: Option<DrawCall>,
+    /// For a nested loop, its staged loop laid out for this run (the call's operands follow
+    /// the address of its C function).
+    nest: Option<Box<NestCall>>,
 }
 
 /// The host calls of one run of a staged loop, indexed by their `id`; its address is the
@@ -100,16 +105,37 @@ pub(crate) struct HostCalls {
 }
 
 impl HostCalls {
-    /// The host calls of `p`, whose values are laid out as `layouts`; `None` when an operand
-    /// cannot be allocated.
-    pub fn new(p: &StagedLoop, layouts: &[Layout]) -> Option<HostCalls> {
+    /// The host calls of `p`, whose values are laid out as `layouts` (`params`: the values
+    /// known before the loop); `None` when an operand cannot be allocated or a nested loop
+    /// cannot be laid out.
+    pub fn new(p: &StagedLoop, layouts: &[Layout], params: &[Option<Tensor>]) -> Option<HostCalls> {
         let mut calls = Vec::new();
         for st in &p.stages {
             let Stage::Host {
-                node, args, outs, ..
+                node,
+                args,
+                outs,
+                nested,
+                ..
             } = st
             else {
                 continue;
+            };
+            let nest = match (nested, node.node().op()) {
+                (Some(inner), Some(Op::Scan(s))) => {
+                    let ls: Vec<Layout> = args
+                        .iter()
+                        .map(|&a| layouts.get(a).cloned())
+                        .collect::<Option<_>>()?;
+                    let known: Vec<Option<&Tensor>> = args
+                        .iter()
+                        .map(|&a| params.get(a).and_then(Option::as_ref))
+                        .collect();
+                    let dtypes: Vec<DType> = args.iter().map(|&a| p.values[a].ty.dtype).collect();
+                    Some(Box::new(NestCall::new(inner, s, &ls, &known, &dtypes)?))
+                }
+                (Some(_), _) => return None,
+                _ => None,
             };
             let inputs = args
                 .iter()
@@ -137,6 +163,7 @@ impl HostCalls {
                 inputs,
                 outputs,
                 draw,
+                nest,
             });
         }
         Some(HostCalls { calls })
@@ -161,6 +188,11 @@ impl HostCalls {
         outs: *const *mut c_void,
     ) -> Option<()> {
         let call = self.calls.get_mut(usize::try_from(id).ok()?)?;
+        if let Some(nest) = &mut call.nest {
+            // SAFETY: forwarded from the caller's contract, whose first input is, for a
+            // nested loop, its C function (`emit::staged_host::emit`).
+            return unsafe { nest.run(ins, outs) };
+        }
         if let Some(draw) = &mut call.draw {
             // SAFETY: forwarded from the caller's contract; the draw was laid out with the
             // call's layouts.
@@ -215,20 +247,37 @@ impl HostCalls {
 /// `t`'s dtype; `contiguous` says whether `layout`'s strides are C-contiguous; `t` is
 /// contiguous of `layout`'s extents, and its storage is held by it alone.
 unsafe fn copy_in(src: *const u8, layout: &Layout, contiguous: bool, t: &Tensor) {
-    let size = t.dtype().size();
-    let dst = t.data_ptr().cast_mut();
+    // SAFETY: forwarded from the caller's contract: `t` has room for the elements, in C order.
+    unsafe {
+        copy_to(
+            src,
+            layout,
+            contiguous,
+            t.data_ptr().cast_mut(),
+            t.dtype().size(),
+        )
+    }
+}
+
+/// Copies the elements of the value at `src`, laid out as `layout` (`contiguous`: in C
+/// order), each of `size` bytes, to `dst` in C order.
+///
+/// # Safety
+/// Every element of `layout` (offset `Σ iₖ·strideₖ` elements from `src`) is readable; `dst`
+/// has room for all of them and overlaps none.
+unsafe fn copy_to(src: *const u8, layout: &Layout, contiguous: bool, dst: *mut u8, size: usize) {
     let n: usize = layout.shape.iter().product();
     if n == 0 {
         return;
     }
     if contiguous {
-        // SAFETY: the `n` elements are contiguous at `src` (the caller's contract) and `t`
+        // SAFETY: the `n` elements are contiguous at `src` (the caller's contract) and `dst`
         // has room for them.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, n * size) };
         return;
     }
     let rank = layout.shape.len();
-    let mut index = vec![0usize; rank];
+    let mut index: SmallVec<[usize; 8]> = smallvec::smallvec![0; rank];
     for k in 0..n {
         let offset: isize = index
             .iter()
@@ -236,7 +285,7 @@ unsafe fn copy_in(src: *const u8, layout: &Layout, contiguous: bool, t: &Tensor)
             .map(|(&i, &s)| i as isize * s)
             .sum();
         // SAFETY: `offset` addresses an element of the value (the caller's contract), and
-        // `k < n` one of `t`'s.
+        // `k < n` one of `dst`'s.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 src.offset(offset * size as isize),

@@ -186,6 +186,15 @@ pub(crate) enum Stage {
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
+    /// `out` = the values `args` (each in C order) one after another: a `Join` along the
+    /// first axis (the backward step of a nested loop joins a state's initial rows to its
+    /// trajectory).
+    Join {
+        /// The values joined, in order.
+        args: Vec<usize>,
+        /// The result.
+        out: usize,
+    },
     /// A node C does not compute (linear algebra): the loop calls the executor back to run
     /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
     Host {
@@ -197,6 +206,10 @@ pub(crate) enum Stage {
         outs: Vec<usize>,
         /// Its number among the loop's host calls.
         id: usize,
+        /// For a nested loop (a `Scan` node of the step), its own staged loop, emitted as a
+        /// C function beside this one whose address the call passes first (see
+        /// `super::staged_host`).
+        nested: Option<Box<StagedLoop>>,
     },
 }
 
@@ -324,8 +337,24 @@ impl StagedLoop {
 /// out of range (the executor then runs the interpreter's loop). A [`Stage::Host`] calls
 /// `host(hctx, id, inputs, outputs)`; a non-zero return ends the loop the same way.
 pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
+    emit_named(&format!("ox_s{id}"), "OX_EXPORT", p)
+}
+
+/// The loop of `p` as the C function `name`, declared with `linkage` (`OX_EXPORT`, or
+/// `static` for a nested loop), after the functions of its nested loops (`{name}_n{id}`).
+fn emit_named(name: &str, linkage: &str, p: &StagedLoop) -> String {
     let ty = |v: usize| ctype(p.values[v].ty.dtype);
     let mut s = String::new();
+    for st in &p.stages {
+        if let Stage::Host {
+            nested: Some(inner),
+            id,
+            ..
+        } = st
+        {
+            s.push_str(&emit_named(&format!("{name}_n{id}"), "static", inner));
+        }
+    }
     let mut helpers: Vec<DType> = Vec::new();
     for st in &p.stages {
         if let Stage::MatMul { out, .. } = st {
@@ -339,7 +368,7 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
     }
     let _ = write!(
         s,
-        "OX_EXPORT int32_t ox_s{id}(int64_t total, const int64_t *d, const void *const *seq, \
+        "{linkage} int32_t {name}(int64_t total, const int64_t *d, const void *const *seq, \
          const int64_t *win, const void *const *oth, void *const *buf, void *scr, \
          int64_t *done, void *hctx, ox_host_fn host) {{\n  (void)seq; (void)win; (void)oth; (void)scr; \
          (void)hctx; (void)host;\n"
@@ -406,7 +435,7 @@ pub(crate) fn emit(id: usize, p: &StagedLoop) -> String {
         while let Some((v, _)) = pending.next_if(|(_, value)| value.after <= i) {
             pointer(&mut s, p, v, k, &mut counters);
         }
-        stage(&mut s, p, st);
+        stage(&mut s, p, st, name);
     }
     for (v, _) in pending {
         pointer(&mut s, p, v, k, &mut counters);
@@ -475,8 +504,8 @@ fn pointer(s: &mut String, p: &StagedLoop, v: usize, k: usize, counters: &mut (u
     }
 }
 
-/// Appends the C of stage `st` of `p`.
-fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
+/// Appends the C of stage `st` of `p`, the loop of C function `name`.
+fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
     let ty = |v: usize| ctype(p.values[v].ty.dtype);
     match st {
         Stage::Elem {
@@ -507,7 +536,28 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage) {
             s.push_str("      }\n    }\n");
         }
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
-        Stage::Host { args, outs, id, .. } => super::staged_host::emit(s, args, outs, *id),
+        Stage::Join { args, out } => {
+            s.push_str("    {\n      int64_t o = 0;\n");
+            for a in args {
+                let n = p.numel_at(*a);
+                let _ = writeln!(
+                    s,
+                    "      memcpy(v{out} + o, v{a}, (size_t)d[{n}] * sizeof({t}));\n      o += d[{n}];",
+                    t = ty(*out)
+                );
+            }
+            s.push_str("    }\n");
+        }
+        Stage::Host {
+            args,
+            outs,
+            id,
+            nested,
+            ..
+        } => {
+            let f = nested.as_ref().map(|_| format!("{name}_n{id}"));
+            super::staged_host::emit(s, args, outs, *id, f.as_deref());
+        }
         Stage::Inc {
             x,
             y,

@@ -6,9 +6,9 @@
 //! the interpreter's; its errors end the loop, which the executor then hands to the
 //! interpreter's, so they are reported in its words.
 
-use super::staged::Stage;
+use super::staged::{Stage, StagedLoop};
 use super::staged_lower::Lowering;
-use oxtensor_graph::{Node, Op, Var};
+use oxtensor_graph::{Node, Op, Scan, Var};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -43,25 +43,55 @@ impl Lowering {
             args,
             outs,
             id,
+            nested: None,
         });
+        Some(())
+    }
+
+    /// Lowers the `Scan` node `node` (of loop `s`) as a host call running its own staged
+    /// loop, when its step stages.
+    pub(super) fn nested(&mut self, node: &Arc<Node>, s: &Scan) -> Option<()> {
+        let first = 1 + s.sequence_taps.len() + s.state_taps.len();
+        let zeros: Vec<bool> = node
+            .inputs()
+            .get(first..)?
+            .iter()
+            .map(super::known_zero)
+            .collect();
+        let inner = StagedLoop::of_scan(s, &zeros)?;
+        self.host(node)?;
+        if let Some(Stage::Host { nested, .. }) = self.stages.last_mut() {
+            *nested = Some(Box::new(inner));
+        }
         Some(())
     }
 }
 
 /// Appends the C of host call `id` reading values `args` and writing `outs`: on failure the
-/// loop returns 1 at once (no later stage reads what the call did not write).
-pub(super) fn emit(s: &mut String, args: &[usize], outs: &[usize], id: usize) {
+/// loop returns 1 at once (no later stage reads what the call did not write). A nested loop's
+/// call passes the address of its C function `nested` first.
+pub(super) fn emit(
+    s: &mut String,
+    args: &[usize],
+    outs: &[usize],
+    id: usize,
+    nested: Option<&str>,
+) {
     let list = |vs: &[usize], cast: &str| {
         vs.iter()
             .map(|v| format!("({cast})v{v}"))
             .collect::<Vec<_>>()
-            .join(", ")
     };
+    let inputs: Vec<String> = nested
+        .map(|f| format!("(const void *){f}"))
+        .into_iter()
+        .chain(list(args, "const void *"))
+        .collect();
     let _ = writeln!(
         s,
         "    {{\n      const void *hi[] = {{ {} }};\n      void *ho[] = {{ {} }};\n      \
          if (host(hctx, {id}, hi, ho)) return 1;\n    }}",
-        list(args, "const void *"),
-        list(outs, "void *"),
+        inputs.join(", "),
+        list(outs, "void *").join(", "),
     );
 }

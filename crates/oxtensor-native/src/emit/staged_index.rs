@@ -391,6 +391,7 @@ fn reads(st: &Stage) -> Vec<usize> {
         Stage::Elem { args, .. } => args.iter().map(|a| a.0).collect(),
         Stage::Nest(n) => n.args.clone(),
         Stage::Gather { from, .. } => vec![*from],
+        Stage::Join { args, .. } => args.clone(),
         Stage::MatMul { a, b, acc, .. } => [*a, *b].into_iter().chain(*acc).collect(),
         Stage::Inc {
             x, y, entries, acc, ..

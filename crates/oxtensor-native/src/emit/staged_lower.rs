@@ -347,6 +347,29 @@ impl Lowering {
         Some(())
     }
 
+    /// Lowers a `Join` along the first axis of values of its dtype, each in C order.
+    fn join(&mut self, node: &Arc<Node>) -> Option<()> {
+        let out_ty = node.types().first()?;
+        let mut args = Vec::new();
+        for v in node.inputs() {
+            let x = self.value(v)?;
+            let t = &self.values[x].ty;
+            if t.dtype != out_ty.dtype
+                || t.ndim() != out_ty.ndim()
+                || !keeps_layout(&self.values, x)
+            {
+                return None;
+            }
+            args.push(x);
+        }
+        if out_ty.ndim() == 0 || args.is_empty() {
+            return None;
+        }
+        let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
+        self.stages.push(Stage::Join { args, out });
+        Some(())
+    }
+
     /// Lowers a `MatMul` node of operands of rank 1 or 2 of one float dtype.
     fn matmul(&mut self, node: &Arc<Node>) -> Option<()> {
         let a = self.value(node.inputs().first()?)?;
@@ -377,8 +400,9 @@ impl StagedLoop {
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
     /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a param
-    /// (shape arithmetic, see [`ValueKind::Param`]) or a node the loop calls back
-    /// (`super::staged_host`); or a state's next value has another dtype
+    /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
+    /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
+    /// next value has another dtype
     /// than the state.
     ///
     /// `zeros` says per other value of the loop whether it is known to be all zeros (see
@@ -442,11 +466,13 @@ impl StagedLoop {
                 Op::Take { axis: 0 } => l.take(&node)?,
                 Op::IncTake { axis: 0, set } => l.inc_take(&node, *set)?,
                 Op::MatMul => l.matmul(&node)?,
+                Op::Join { axis: 0 } => l.join(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
                 }
                 Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
+                Op::Scan(inner) => l.nested(&node, inner)?,
                 _ if super::staged_host::hosted(op) => l.host(&node)?,
                 _ => return None,
             }
@@ -502,7 +528,7 @@ impl StagedLoop {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } | Stage::Host { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}
             }
         }
         for value in &mut l.values {

@@ -5,12 +5,14 @@
 //! `[-1]`. Which outputs those are depends on every reader of the output, so this is a pass
 //! over the whole graph rather than a rule. It sets [`Scan::last_only`]; a backend then keeps
 //! a ring of the rows the loop still reads instead of the whole trajectory (the native C loop
-//! does), and the readers' `[-1]` still reads the last value.
+//! does), and the readers' `[-1]` still reads the last value. A loop's step is a graph too:
+//! the pass marks the loops nested in it the same way (their outputs the step returns are
+//! read whole).
 
 use crate::RewriteError;
 use crate::driver::{PassStats, StopReason};
 use indexmap::IndexMap;
-use oxtensor_graph::{IndexEntry, Op, Scan, Var, clone_replace, toposort};
+use oxtensor_graph::{FrozenGraph, IndexEntry, Op, Scan, Var, clone_replace, toposort};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
@@ -43,6 +45,18 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
         let Some(Op::Scan(s)) = node.op() else {
             continue;
         };
+        // The loops nested in the step first.
+        let (body_out, inner) = scan_last_only(s.body.outputs())?;
+        let inner_marked = inner.hits.get("scan_last_only").copied().unwrap_or(0);
+        let body = match inner_marked {
+            0 => s.body.clone(),
+            _ => FrozenGraph::freeze(&s.body.placeholders(), &body_out).map_err(|source| {
+                RewriteError::Rebuild {
+                    pass: "scan_last_only",
+                    source,
+                }
+            })?,
+        };
         let marks: Vec<bool> = (0..s.n_outputs())
             .map(|i| {
                 let v = Var::output_of(node, i);
@@ -53,11 +67,17 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
                             .is_none_or(|rs| rs.iter().all(|&r| reads_last(&nodes[r], &v))))
             })
             .collect();
-        if marks == s.last_only || !marks.contains(&true) {
+        let new_marks = marks != s.last_only && marks.contains(&true);
+        if !new_marks && inner_marked == 0 {
             continue;
         }
         let op = Op::Scan(Arc::new(Scan {
-            last_only: marks,
+            last_only: if new_marks {
+                marks
+            } else {
+                s.last_only.clone()
+            },
+            body,
             ..Scan::clone(s)
         }));
         let Ok(new) = Var::apply(op, node.inputs()) else {
@@ -66,7 +86,7 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
         for (i, v) in new.into_iter().enumerate() {
             replace.insert(Var::output_of(node, i), v);
         }
-        marked += 1;
+        marked += usize::from(new_marks) + inner_marked;
     }
     let current = if replace.is_empty() {
         outputs.to_vec()

@@ -1,0 +1,393 @@
+//! Nested loops in staged C loops (`emit::staged_host`, `staged_host::nest`): an outer loop
+//! whose step runs an inner `Scan` calls the inner loop's C function from inside its own C
+//! loop. Each case is checked to run every loop as a staged C loop with no loop handed to the
+//! interpreter, and compared with the interpreter's step-by-step loops and a double loop by
+//! hand: an AR(1) recurrence along each row carried from row to row (the inner loop reads the
+//! outer non-sequence and the outer state), its gradients (a backward loop holding a nested
+//! backward loop), an inner loop whose step count the outer step computes, and an inner
+//! while-loop. A shape error inside the inner loop is reported by the interpreter, naming the
+//! step.
+
+use crate::common;
+
+use common::both;
+use common::data::Rng;
+use common::staged::{
+    assert_all_staged, assert_reported_by_the_interpreter, assert_staged_like, inputs_for,
+    square_sum, typed, values,
+};
+use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
+use oxtensor::{Idx, Mode, ScanSpec, function, grad, scan};
+use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::{FunctionGraph, TensorType, Var};
+use oxtensor_testkit::{Tol, assert_close};
+
+/// The last entry of `v`'s first axis.
+fn last(v: &Var) -> Var {
+    v.at(&[Idx::At(Var::int_constant(-1))])
+}
+
+/// One scan of `tap_inputs` (sequences' taps, states' taps, others) with tap 0 sequences and
+/// tap −1 states.
+#[allow(clippy::too_many_arguments)]
+fn loop_of(
+    tap_inputs: &[Var],
+    other_inputs: &[Var],
+    outputs: &[Var],
+    n_mapped: usize,
+    until: bool,
+    n_steps: Var,
+    sequences: &[Var],
+    initial: &[Var],
+    others: &[Var],
+) -> Vec<Var> {
+    scan(ScanSpec {
+        tap_inputs,
+        sequence_taps: vec![vec![0]; sequences.len()],
+        state_taps: vec![vec![-1]; initial.len()],
+        other_inputs,
+        outputs,
+        n_mapped,
+        until,
+        n_steps,
+        sequences,
+        initial,
+        others,
+        go_backwards: false,
+        truncate_gradient: None,
+        name: None,
+    })
+    .expect("scan")
+}
+
+/// `y[i, j] = a · y[i, j−1] + x[i, j]`, where `y[i, −1]` is the last value of row `i − 1`
+/// (`c0` for row 0): an outer loop over the rows of `x` whose step runs the AR(1) recurrence
+/// along its row. Outputs: the carry (a state of the outer loop) and every row's trajectory.
+fn ar_rows(x: &Var, a: &Var, c0: &Var) -> Vec<Var> {
+    // The inner loop: over the row's entries, the outer state as its initial value.
+    let (row, carry, ao) = (typed(&[None]), typed(&[]), typed(&[]));
+    let (e, y, ai) = (typed(&[]), typed(&[]), typed(&[]));
+    let next = &(&ai * &y) + &e;
+    let init = oxtensor::ops::expand_dims(&carry, 0).expect("init");
+    let traj = loop_of(
+        &[e, y],
+        std::slice::from_ref(&ai),
+        &[next],
+        0,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(&row),
+        &[init],
+        std::slice::from_ref(&ao),
+    )
+    .remove(0);
+    let init = oxtensor::ops::expand_dims(c0, 0).expect("init");
+    loop_of(
+        &[row, carry],
+        std::slice::from_ref(&ao),
+        &[last(&traj), traj],
+        1,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(x),
+        &[init],
+        std::slice::from_ref(a),
+    )
+}
+
+/// [`ar_rows`] by hand: the carries and the trajectories.
+fn ar_rows_by_hand(x: &Tensor, a: f64, c0: f64) -> (Vec<f64>, Vec<f64>) {
+    let (m, n) = (x.shape()[0], x.shape()[1]);
+    let x = x.to_vec_as::<f64>();
+    let (mut carries, mut traj) = (Vec::new(), Vec::new());
+    let mut y = c0;
+    for i in 0..m {
+        for j in 0..n {
+            y = a * y + x[i * n + j];
+            traj.push(y);
+        }
+        carries.push(y);
+    }
+    (carries, traj)
+}
+
+fn ar_values(seed: u64, m: usize, n: usize) -> Vec<Tensor> {
+    let mut rng = Rng::new(seed);
+    vec![
+        values(&mut rng, &[m, n], 1.0),
+        Tensor::scalar(rng.uniform(0.5, 0.95)),
+        Tensor::scalar(rng.uniform(-1.0, 1.0)),
+    ]
+}
+
+/// A multiply and an add per element: C may contract them into one fused multiply–add, the
+/// interpreter does not; the recurrence contracts (|a| < 1), so the difference stays a few
+/// rounding errors of the values' scale.
+const AR_TOL: Tol = Tol::ulps(4).or_scaled(1e-13);
+
+#[test]
+fn an_inner_loop_over_each_row_runs_inside_the_outer_c_loop() {
+    for (seed, (m, n)) in [(1, (6, 9)), (2, (1, 1)), (3, (17, 3))] {
+        let vals = ar_values(seed, m, n);
+        let inputs = inputs_for(&vals);
+        let outputs = ar_rows(&inputs[0], &inputs[1], &inputs[2]);
+        let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+        let what = format!("case {seed}");
+        let in_c = assert_all_staged(&what, &g, &vals);
+        let (native, interp) = both(&inputs, &outputs, &vals);
+        let a = vals[1].to_vec_as::<f64>()[0];
+        let c0 = vals[2].to_vec_as::<f64>()[0];
+        let (carries, traj) = ar_rows_by_hand(&vals[0], a, c0);
+        let hand = [
+            Tensor::from_slice(&carries, &[m]).expect("hand"),
+            Tensor::from_slice(&traj, &[m, n]).expect("hand"),
+        ];
+        for k in 0..2 {
+            assert_close(&format!("{what}, output {k}"), &in_c[k], &interp[k], AR_TOL);
+            assert_close(
+                &format!("{what}, output {k}, native"),
+                &native[k],
+                &in_c[k],
+                Tol::EXACT,
+            );
+            assert_close(
+                &format!("{what}, output {k} by hand"),
+                &in_c[k],
+                &hand[k],
+                AR_TOL,
+            );
+        }
+        // Optimized (loop rewrites, `[-1]` kept as a ring), with the gradients: the backward
+        // outer loop holds the inner loop's backward loop.
+        let g = grad(&square_sum(&outputs), &inputs, &GradOptions::default()).expect("grad");
+        let mut all = outputs.clone();
+        all.extend(g.iter().filter_map(|g| g.var().cloned()));
+        let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(
+            &format!("{what} with gradients"),
+            build(Mode::FAST_RUN).graph(),
+            &interp,
+            &vals,
+            AR_TOL.or_scaled(1e-12),
+        );
+    }
+}
+
+#[test]
+fn nested_loop_gradients_pass_verify_grad() {
+    let points = ar_values(5, 4, 3);
+    verify_grad(
+        |v| {
+            let outs = ar_rows(&v[0], &v[1], &v[2]);
+            Ok(square_sum(&outs))
+        },
+        &points,
+        &VerifyGradOptions::default(),
+    )
+    .expect("verify_grad");
+}
+
+/// `z_i = s` after `k_i` steps of `s ← b·s + x_i` from `s = z_{i−1}`: the inner loop's step
+/// count is a value of the outer step (a sequence of integers), and the outer step reads only
+/// its last value.
+fn counted(k: &Var, x: &Var, b: &Var, z0: &Var) -> Var {
+    let (ko, xo, zo, bo) = (
+        Var::input(None, TensorType::new(DType::I64, &[])),
+        typed(&[]),
+        typed(&[]),
+        typed(&[]),
+    );
+    let (s, xi, bi) = (typed(&[]), typed(&[]), typed(&[]));
+    let next = &(&bi * &s) + &xi;
+    let init = oxtensor::ops::expand_dims(&zo, 0).expect("init");
+    let inner = loop_of(
+        &[s],
+        &[xi, bi],
+        &[next],
+        0,
+        false,
+        ko.clone(),
+        &[],
+        &[init],
+        &[xo.clone(), bo.clone()],
+    )
+    .remove(0);
+    let init = oxtensor::ops::expand_dims(z0, 0).expect("init");
+    loop_of(
+        &[ko, xo, zo],
+        std::slice::from_ref(&bo),
+        &[last(&inner)],
+        0,
+        false,
+        Var::int_constant(-1),
+        &[k.clone(), x.clone()],
+        &[init],
+        std::slice::from_ref(b),
+    )
+    .remove(0)
+}
+
+#[test]
+fn an_inner_step_count_computed_in_the_outer_step_runs_in_c() {
+    let mut rng = Rng::new(21);
+    let steps: Vec<i64> = (0..12).map(|i| 1 + (i * 7 % 5)).collect();
+    let vals = vec![
+        Tensor::from_slice(&steps, &[12]).expect("k"),
+        values(&mut rng, &[12], 1.0),
+        Tensor::scalar(0.8),
+        Tensor::scalar(0.3),
+    ];
+    let k = Var::input(None, TensorType::new(DType::I64, &[None]));
+    let (x, b, z0) = (typed(&[None]), typed(&[]), typed(&[]));
+    let inputs = [k, x, b, z0];
+    let z = counted(&inputs[0], &inputs[1], &inputs[2], &inputs[3]);
+    let build = |mode: Mode| {
+        function(&inputs, std::slice::from_ref(&z))
+            .mode(mode)
+            .build()
+            .expect("f")
+    };
+    let fast = build(Mode::FAST_RUN);
+    let in_c = assert_all_staged("counted", fast.graph(), &vals);
+    let interp = build(Mode::new("interp", "fast_run").expect("mode"))
+        .call(&vals)
+        .expect("interp");
+    assert_close("counted", &in_c[0], &interp[0], AR_TOL);
+    let xs = vals[1].to_vec_as::<f64>();
+    let mut zi = 0.3;
+    let mut hand = Vec::new();
+    for (i, &n) in steps.iter().enumerate() {
+        for _ in 0..n {
+            zi = 0.8 * zi + xs[i];
+        }
+        hand.push(zi);
+    }
+    let hand = Tensor::from_slice(&hand, &[12]).expect("hand");
+    assert_close("counted by hand", &in_c[0], &hand, AR_TOL);
+}
+
+/// Per entry `x_i` of the outer sequence: halve `h` from `x_i` until `|h| < eps`, counting the
+/// steps (an inner while-loop); the outer loop sums the counts.
+fn halvings(x: &Var, eps: &Var) -> Var {
+    let (xo, total, eo) = (typed(&[]), typed(&[]), typed(&[]));
+    let (h, n, ei) = (typed(&[]), typed(&[]), typed(&[]));
+    let next = &h * 0.5;
+    let count = &n + 1.0;
+    let stop = oxtensor::ops::lt(&next.abs(), &ei).expect("lt");
+    let zero = oxtensor::ops::expand_dims(&Var::constant(Tensor::scalar(0.0)), 0).expect("zero");
+    let outs = scan(ScanSpec {
+        tap_inputs: &[h, n],
+        sequence_taps: vec![],
+        state_taps: vec![vec![-1], vec![-1]],
+        other_inputs: std::slice::from_ref(&ei),
+        outputs: &[next, count, stop],
+        n_mapped: 0,
+        until: true,
+        n_steps: Var::int_constant(1000),
+        sequences: &[],
+        initial: &[oxtensor::ops::expand_dims(&xo, 0).expect("x"), zero],
+        others: std::slice::from_ref(&eo),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("halve"),
+    })
+    .expect("inner");
+    let init = oxtensor::ops::expand_dims(&Var::constant(Tensor::scalar(0.0)), 0).expect("init");
+    let summed = &total + &last(&outs[1]);
+    loop_of(
+        &[xo, total],
+        std::slice::from_ref(&eo),
+        &[summed],
+        0,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(x),
+        &[init],
+        std::slice::from_ref(eps),
+    )
+    .remove(0)
+}
+
+#[test]
+fn an_inner_while_loop_runs_in_c() {
+    let mut rng = Rng::new(4);
+    let vals = vec![values(&mut rng, &[10], 100.0), Tensor::scalar(1e-3)];
+    let inputs = inputs_for(&vals);
+    let total = halvings(&inputs[0], &inputs[1]);
+    let build = |mode: Mode| {
+        function(&inputs, std::slice::from_ref(&total))
+            .mode(mode)
+            .build()
+            .expect("f")
+    };
+    let in_c = assert_all_staged("halvings", build(Mode::FAST_RUN).graph(), &vals);
+    let interp = build(Mode::new("interp", "fast_run").expect("mode"))
+        .call(&vals)
+        .expect("interp");
+    // Halving and counting are exact.
+    assert_close("halvings", &in_c[0], &interp[0], Tol::EXACT);
+    let mut hand = Vec::new();
+    let mut sum = 0.0;
+    for &x in &vals[0].to_vec_as::<f64>() {
+        let mut h: f64 = x;
+        loop {
+            h *= 0.5;
+            sum += 1.0;
+            if h.abs() < 1e-3 {
+                break;
+            }
+        }
+        hand.push(sum);
+    }
+    let hand = Tensor::from_slice(&hand, &[10]).expect("hand");
+    assert_close("halvings by hand", &in_c[0], &hand, Tol::EXACT);
+}
+
+#[test]
+fn a_shape_error_inside_the_inner_loop_names_the_step() {
+    // The inner step adds a row of `w` to each entry's vector: rows of another length than
+    // the outer sequence's fail in the inner loop's first step.
+    let (row, wo) = (typed(&[None, None]), typed(&[None]));
+    let (e, acc, wi) = (typed(&[None]), typed(&[None]), typed(&[None]));
+    let next = &(&acc + &e) * &wi;
+    let init = oxtensor::ops::expand_dims(&wo, 0).expect("init");
+    let inner = loop_of(
+        &[e, acc],
+        std::slice::from_ref(&wi),
+        &[next],
+        0,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(&row),
+        &[init],
+        std::slice::from_ref(&wo),
+    )
+    .remove(0);
+    let x = Var::input(None, TensorType::of_rank(DType::F64, 3));
+    let w = typed(&[None]);
+    let out = loop_of(
+        &[row],
+        std::slice::from_ref(&wo),
+        &[last(&inner)],
+        1,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(&x),
+        &[],
+        std::slice::from_ref(&w),
+    )
+    .remove(0);
+    let g = FunctionGraph::new(vec![x, w], vec![out]).expect("graph");
+    let mut rng = Rng::new(9);
+    let good = vec![
+        values(&mut rng, &[3, 4, 5], 1.0),
+        values(&mut rng, &[5], 1.0),
+    ];
+    assert_all_staged("good shapes", &g, &good);
+    let bad = vec![
+        values(&mut rng, &[3, 4, 5], 1.0),
+        values(&mut rng, &[6], 1.0),
+    ];
+    assert_reported_by_the_interpreter(&g, bad, "step 0");
+}
