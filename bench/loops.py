@@ -10,6 +10,11 @@
          with its generator in ``outputs_info``, and a stochastic volatility model (two chained
          draws a step) drawing from a shared generator ``fn`` updates, against a Python loop
          drawing the same numbers from NumPy's generator                 no target
+    NEST a nested loop: an outer scan over the 1,000 rows of ``x`` whose step runs an inner scan
+         of the AR(1) ``h = a h + x_ij`` along the row's 100 entries, from the last value of the
+         row before (the outer state); forward (every row's trajectory) and forward + gradient
+         of ``sum`` w.r.t. ``a``, against Numba's double loop and JAX's nested ``lax.scan``
+                                                                       no target
     KF   a Kalman filter's log-likelihood (state 4, observations 2, 1,000 steps; cholesky +
          cho_solve), forward and forward + gradient w.r.t. A, Q, H, R: the Rust benchmark
          ``bench/src/bin/kalman.rs`` on the same numbers, against JAX (``lax.scan``,
@@ -21,7 +26,7 @@ is its best round. Peers: PyTensor (its default linker), JAX (``jit`` of ``lax.s
 ``grad``), Numba (hand-written loops, forward and backward by hand). Every library gets one
 thread (``bench/peers.py``'s ``thread_env(1)``, where the environment does not say otherwise).
 
-    python bench/loops.py [--quick] [--only W6g,W7,SIM,KF,C6] [--rounds N]
+    python bench/loops.py [--quick] [--only W6g,W7,SIM,NEST,KF,C6] [--rounds N]
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ import numpy as np  # noqa: E402
 
 from peers import Row, jax_row, lib, measure, numba_row, report, tensor_rows  # noqa: E402
 
-WORKLOADS = ("W6G", "W7", "SIM", "KF", "C6")
+WORKLOADS = ("W6G", "W7", "SIM", "NEST", "KF", "C6")
 
 
 def ar1(pkg, pt):
@@ -255,6 +260,79 @@ def sv_sim(steps):
                 target=None, rows=rows, ref=numpy_loop())
 
 
+def nest(rows, cols, with_grad):
+    """AR(1) along each row of ``x``, carried from row to row: an outer scan whose step runs an
+    inner scan (the whole is W6 over ``x.ravel()``, which gives the references)."""
+    x = np.random.default_rng(12).standard_normal((rows, cols))
+    a, h0 = 0.9, 0.0
+    args = [x, a, h0]
+
+    def graph(pkg, pt):
+        xs, av, hv = pt.dmatrix("x"), pt.dscalar("a"), pt.dscalar("h0")
+
+        def row(xr, carry, a):
+            ys = pkg.scan(lambda xt, hp, a: a * hp + xt, sequences=xr, outputs_info=carry, non_sequences=a,
+                          return_updates=False)
+            return ys[-1], ys
+
+        _, ys = pkg.scan(row, sequences=xs, outputs_info=[hv, None], non_sequences=av, return_updates=False)
+        return [xs, av, hv], (pkg.grad(ys.sum(), av) if with_grad else ys)
+
+    def numba(nb):
+        @nb.njit
+        def f(x, a, h0):
+            h = np.empty_like(x)
+            prev = h0
+            for i in range(x.shape[0]):
+                for j in range(x.shape[1]):
+                    prev = a * prev + x[i, j]
+                    h[i, j] = prev
+            if not with_grad:
+                return h
+            # As W6g's, backwards over the rows and along each.
+            g, da, flat = 0.0, 0.0, h.ravel()
+            for t in range(flat.size - 1, -1, -1):
+                g = 1.0 + a * g
+                da += g * (flat[t - 1] if t > 0 else h0)
+            return da
+
+        return f
+
+    def jax(jax):
+        def run(x, a, h0):
+            def row(c, xr):
+                def step(h, xt):
+                    h = a * h + xt
+                    return h, h
+
+                return jax.lax.scan(step, c, xr)
+
+            return jax.lax.scan(row, h0, x)[1]
+
+        if not with_grad:
+            return run
+        g = jax.grad(lambda a, x, h0: run(x, a, h0).sum())
+        return lambda x, a, h0: g(a, x, h0)
+
+    flat = x.ravel()
+    h = np.empty_like(flat)
+    prev = h0
+    for t in range(flat.size):
+        prev = a * prev + flat[t]
+        h[t] = prev
+    ref = h.reshape(rows, cols)
+    if with_grad:
+        g, da = 0.0, 0.0
+        for t in range(flat.size - 1, -1, -1):
+            g = 1.0 + a * g
+            da += g * (h[t - 1] if t > 0 else h0)
+        ref = np.float64(da)
+    rows_ = tensor_rows(graph, args) + [jax_row(jax, args, "JAX jit(nested lax.scan)"),
+                                        numba_row(numba, args, "Numba njit (double loop)")]
+    what = "forward + gradient w.r.t. a" if with_grad else "forward"
+    return dict(title=f"nested AR(1), {rows} rows × {cols} steps, {what}", target=None, rows=rows_, ref=ref)
+
+
 def lcg_noise(n, seed):
     """``oxtensor_bench::noise``: ``n`` values in [-1, 1) from a 64-bit LCG, so the Kalman
     workload has the Rust benchmark's numbers."""
@@ -442,6 +520,11 @@ def main():
         for make in (ar1_sim, sv_sim):
             wl = make(1000 if a.quick else 10**4)
             report("SIM", wl, measure(wl, rounds), "ms", summary)
+            sys.stdout.flush()
+    if "NEST" in only:
+        for with_grad in (False, True):
+            wl = nest(100 if a.quick else 1000, 100, with_grad)
+            report("NEST" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
             sys.stdout.flush()
     if "KF" in only:
         for with_grad in (False, True):

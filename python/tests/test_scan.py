@@ -210,3 +210,68 @@ def test_truncate_gradient_must_be_a_positive_number_of_steps():
     x = pt.dvector("x")
     with pytest.raises(ValueError, match="truncate_gradient must be -1"):
         oxtensor.scan(lambda v, prev: prev + v, sequences=x, outputs_info=pt.constant(np.float64(0.0)), truncate_gradient=0)
+
+
+def test_nested_scan_equals_a_double_loop_and_pytensor():
+    """An outer scan over rows whose step runs an inner scan along the row (an AR(1) carried
+    from row to row, reading the outer state and non-sequence), an inner loop counted by the
+    outer step's value and an inner while-loop; with the gradient w.r.t. ``a``."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((7, 5))
+    k = np.array([3, 1, 4, 1, 5, 2, 6], dtype=np.int64)
+
+    def build(lib, mod, until):
+        xs, a, h0, ks = mod.dmatrix("x"), mod.dscalar("a"), mod.dscalar("h0"), mod.lvector("k")
+
+        def row(xr, carry, a):
+            ys = lib.scan(lambda xt, hp, a: a * hp + xt, sequences=xr, outputs_info=carry, non_sequences=a,
+                          return_updates=False)
+            return ys[-1], ys
+
+        _, ys = lib.scan(row, sequences=xs, outputs_info=[h0, None], non_sequences=a, return_updates=False)
+
+        def counted(n, xr, z, a):
+            zs = lib.scan(lambda zp, a, s: a * zp + s, outputs_info=z, non_sequences=[a, xr.sum()], n_steps=n,
+                          return_updates=False)
+            return zs[-1]
+
+        zs = lib.scan(counted, sequences=[ks, xs], outputs_info=h0, non_sequences=a, return_updates=False)
+
+        def halvings(xt, a):
+            hs = lib.scan(lambda h: (0.5 * h, until(abs(0.5 * h) < a)), outputs_info=xt, n_steps=100,
+                          return_updates=False)
+            return hs.shape[0]
+
+        ns = lib.scan(halvings, sequences=xs[:, 0] * 100.0, non_sequences=a, return_updates=False)
+        cost = (ys**2).sum() + zs.sum()
+        return lib.function([xs, a, h0, ks], [ys, zs, ns, lib.grad(cost, a)])
+
+    a, h0 = 0.8, 0.25
+    # NumPy double loops.
+    ys, prev = np.empty_like(x), h0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            prev = a * prev + x[i, j]
+            ys[i, j] = prev
+    zs, z = [], h0
+    for n, xr in zip(k, x):
+        for _ in range(n):
+            z = a * z + xr.sum()
+        zs.append(z)
+    ns = []
+    for xt in x[:, 0] * 100.0:
+        h, n = xt, 0
+        while True:
+            h, n = 0.5 * h, n + 1
+            if abs(h) < a:
+                break
+        ns.append(n)
+    ours = build(oxtensor, pt, until)(x, a, h0, k)
+    np.testing.assert_allclose(ours[0], ys, rtol=1e-12)
+    np.testing.assert_allclose(ours[1], zs, rtol=1e-12)
+    np.testing.assert_array_equal(ours[2], ns)
+    from pytensor.scan.utils import until as pytensor_until
+
+    theirs = build(pytensor, ptt, pytensor_until)(x, a, h0, k)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-11)

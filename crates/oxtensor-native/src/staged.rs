@@ -212,9 +212,13 @@ fn computed_shape(
                 }
                 return Some(shape);
             }
-            Stage::Take { x, idx, out, .. } if *out == v => {
+            Stage::Take {
+                x, axis, idx, out, ..
+            } if *out == v => {
                 let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);
-                return Some(si.into_iter().chain(sx.get(1..)?.iter().copied()).collect());
+                let before = sx.get(..*axis)?.iter().copied();
+                let after = sx.get(axis + 1..)?.iter().copied();
+                return Some(before.chain(si).chain(after).collect());
             }
             Stage::Host {
                 node,
@@ -382,12 +386,22 @@ pub(crate) fn prepare(
                 let n = index::inc_dims(first, entries, shape, &layouts[*y], &params)?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
-            Stage::Take { x, idx, at, .. } => {
-                let n = index::take_dims(&layouts[*x], &layouts[*idx], None)?;
+            Stage::Take {
+                x, axis, idx, at, ..
+            } => {
+                let n = index::take_dims(&layouts[*x], &layouts[*idx], None, *axis)?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
-            Stage::IncTake { x, y, idx, at, .. } => {
-                let n = index::take_dims(&layouts[*x], &layouts[*idx], Some(&layouts[*y]))?;
+            Stage::IncTake {
+                x,
+                axis,
+                y,
+                idx,
+                at,
+                ..
+            } => {
+                let y = Some(&layouts[*y]);
+                let n = index::take_dims(&layouts[*x], &layouts[*idx], y, *axis)?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
             Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}

@@ -3,6 +3,7 @@
 //! the views they select, and the numbers of `d` the increment and row stages read.
 
 use crate::emit::{Entry, StagedLoop, ValueKind, region_rank};
+use crate::recurrence::c_strides;
 use crate::staged::Layout;
 use oxtensor_data::Tensor;
 use oxtensor_graph::index::resolve_slice;
@@ -200,21 +201,44 @@ pub(crate) fn inc_dims(
     Some(numbers)
 }
 
-/// The numbers of `d` of a row gather or scatter of `x` by the index vector laid out as
-/// `idx` (see `emit::TAKE`), with the update laid out as `y` for a scatter: its rows must be
-/// the index count's or one, each the rows of `x` in C order, or one element; `None`
-/// otherwise (the interpreter's loop then computes or reports it).
-pub(crate) fn take_dims(x: &Layout, idx: &Layout, y: Option<&Layout>) -> Option<[i64; 7]> {
-    let (n, s0) = (*x.shape.first()?, *x.strides.first()?);
+/// The numbers of `d` of a row gather or scatter of `x` along `axis` by the index vector laid
+/// out as `idx` (see `emit::TAKE`), with the update laid out as `y` for a scatter: its rows
+/// must be the index count's or one, each the rows of `x` in C order, or one element (along
+/// an axis after the first, `x` must be in C order whole, and the update one element, one row,
+/// or the gathered shape in C order); `None` otherwise (the interpreter's loop then computes
+/// or reports it).
+pub(crate) fn take_dims(
+    x: &Layout,
+    idx: &Layout,
+    y: Option<&Layout>,
+    axis: usize,
+) -> Option<[i64; crate::emit::TAKE]> {
+    let (n, s0) = (*x.shape.get(axis)?, *x.strides.get(axis)?);
     let (m, is) = (*idx.shape.first()?, *idx.strides.first()?);
-    let rest = x.shape.get(1..)?;
+    let rest = x.shape.get(axis + 1..)?;
     let inner: usize = rest.iter().product();
-    let (ys, yj) = match y {
-        None => (0, 0),
-        Some(y) if y.shape.iter().product::<usize>() == 1 => (0, 0),
-        Some(y) if y.shape == rest => (0, 1),
-        Some(y) if y.shape.get(1..) == Some(rest) && y.shape[0] == m => (y.strides[0] as i64, 1),
-        Some(y) if y.shape.get(1..) == Some(rest) && y.shape[0] == 1 => (0, 1),
+    let blocks: usize = x.shape.get(..axis)?.iter().product();
+    if axis > 0 && x.strides != c_strides(&x.shape) {
+        return None;
+    }
+    let gathered: Vec<usize> = x.shape[..axis]
+        .iter()
+        .copied()
+        .chain([m])
+        .chain(rest.iter().copied())
+        .collect();
+    let (ys, yj, yb) = match y {
+        None => (0, 0, 0),
+        Some(y) if y.shape.iter().product::<usize>() == 1 => (0, 0, 0),
+        Some(y) if y.shape == rest => (0, 1, 0),
+        Some(y) if axis > 0 => {
+            if y.shape != gathered || y.strides != c_strides(&y.shape) {
+                return None;
+            }
+            (inner as i64, 1, (m * inner) as i64)
+        }
+        Some(y) if y.shape.get(1..) == Some(rest) && y.shape[0] == m => (y.strides[0] as i64, 1, 0),
+        Some(y) if y.shape.get(1..) == Some(rest) && y.shape[0] == 1 => (0, 1, 0),
         Some(_) => return None,
     };
     Some([
@@ -225,5 +249,8 @@ pub(crate) fn take_dims(x: &Layout, idx: &Layout, y: Option<&Layout>) -> Option<
         inner as i64,
         ys,
         yj,
+        blocks as i64,
+        (n * inner) as i64,
+        yb,
     ])
 }

@@ -17,6 +17,7 @@ mod staged_loops;
 mod staged_nested;
 mod staged_random;
 mod staged_stages;
+mod staged_take;
 mod targets;
 
 /// A new test file that is not declared above would never be compiled or run.

@@ -155,11 +155,13 @@ pub(crate) enum Stage {
         /// extents, the result's strides in it and `y`'s (0 where it broadcasts).
         at: usize,
     },
-    /// `out = x[idx]` along the first axis (`AdvancedSubtensor1`, an integer vector `idx`):
-    /// rows copied in C order.
+    /// `out = take(x, idx, axis)` (`AdvancedSubtensor1`, an integer vector `idx`: `x[idx]`,
+    /// `x[:, idx]`): rows copied in C order.
     Take {
-        /// The value indexed (its rows in C order).
+        /// The value indexed (its rows in C order; all of it, for an axis after the first).
         x: usize,
+        /// The axis indexed.
+        axis: usize,
         /// The indices (a signed integer vector).
         idx: usize,
         /// The rows gathered.
@@ -167,11 +169,13 @@ pub(crate) enum Stage {
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
-    /// `out = x` with `out[idx[k]]` incremented by (or set to) `y[k]` in the order of `k`
-    /// (`AdvancedIncSubtensor1` along the first axis): repeated indices accumulate.
+    /// `out = x` with `out[idx[k]]` (along `axis`) incremented by (or set to) `y[k]` in the
+    /// order of `k` (`AdvancedIncSubtensor1`): repeated indices accumulate.
     IncTake {
         /// The value copied (in C order).
         x: usize,
+        /// The axis indexed.
+        axis: usize,
         /// The rows written (one per index, or one element).
         y: usize,
         /// The indices (a signed integer vector).
@@ -578,7 +582,9 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             };
             super::staged_index::inc(s, p, parts, rank);
         }
-        Stage::Take { x, idx, out, at } => {
+        Stage::Take {
+            x, idx, out, at, ..
+        } => {
             super::staged_index::take(s, p, (*x, *idx, *out), None, *at);
         }
         Stage::IncTake {
@@ -589,6 +595,7 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             set,
             acc,
             at,
+            ..
         } => {
             let from = acc.unwrap_or(*x);
             super::staged_index::take(s, p, (from, *idx, *out), Some((*y, *set)), *at);

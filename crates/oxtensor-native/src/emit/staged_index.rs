@@ -23,8 +23,10 @@ pub(crate) const ENTRY: usize = 4;
 
 /// Entries of `d` of a [`super::Stage::Take`] or [`super::Stage::IncTake`]: the indexed
 /// extent, the stride of the indexed axis, the number of indices, their stride, the elements
-/// per row, and the strides of the update's rows and of the elements within them.
-pub(crate) const TAKE: usize = 7;
+/// per row, the strides of the update's rows and of the elements within them, then the number
+/// of blocks before the indexed axis (1 for the first axis), the elements of a block of the
+/// value indexed and of a block of the update.
+pub(crate) const TAKE: usize = 10;
 
 /// One entry of a basic index, over one leading dimension of the value indexed.
 #[derive(PartialEq, Debug, Clone)]
@@ -197,19 +199,23 @@ pub(super) fn take(
     }
     let _ = writeln!(
         s,
-        "      const int64_t n = d[{at}], inner = d[{}];\n      \
-         for (int64_t k = 0; k < d[{}]; k++) {{\n        \
+        "      const int64_t n = d[{at}], inner = d[{}], m = d[{}];\n      \
+         for (int64_t b = 0; b < d[{}]; b++)\n      \
+         for (int64_t k = 0; k < m; k++) {{\n        \
          int64_t i = (int64_t)v{idx}[k * d[{}]];\n        if (i < 0) i += n;\n        \
          if (i < 0 || i >= n) {{ bad = 1; i = 0; }}",
         at + 4,
         at + 2,
+        at + 7,
         at + 3
     );
     match update {
         None => {
             let _ = writeln!(
                 s,
-                "        memcpy(v{out} + k * inner, v{x} + i * d[{}], (size_t)inner * sizeof({t}));",
+                "        memcpy(v{out} + (b * m + k) * inner, v{x} + b * d[{}] + i * d[{}], \
+                 (size_t)inner * sizeof({t}));",
+                at + 8,
                 at + 1
             );
         }
@@ -217,9 +223,12 @@ pub(super) fn take(
             let op = if set { "=" } else { "+=" };
             let _ = writeln!(
                 s,
-                "        {t} *o = v{out} + i * inner;\n        const {t} *u = v{y} + k * d[{}];\n\
+                "        {t} *o = v{out} + b * d[{}] + i * inner;\n        \
+                 const {t} *u = v{y} + b * d[{}] + k * d[{}];\n\
                  #pragma GCC ivdep\n        \
                  for (int64_t j = 0; j < inner; j++) o[j] {op} u[j * d[{}]];",
+                at + 8,
+                at + 9,
                 at + 5,
                 at + 6
             );
@@ -333,11 +342,11 @@ impl Lowering {
 
     /// The values of a `Take` or `IncTake` along the first axis: `x` (rows in C order, a real
     /// dtype) and `idx` (a signed integer vector).
-    fn take_operands(&mut self, x: &Var, idx: &Var) -> Option<(usize, usize)> {
+    fn take_operands(&mut self, x: &Var, idx: &Var, axis: usize) -> Option<(usize, usize)> {
         let (x, i) = (self.value(x)?, self.value(idx)?);
         let ok = idx.dtype().is_signed_int()
             && idx.ty().ndim() == 1
-            && self.values[x].ty.ndim() >= 1
+            && self.values[x].ty.ndim() > axis
             && !self.values[x].ty.dtype.is_complex()
             && keeps_layout(&self.values, x)
             && ![x, i]
@@ -346,22 +355,28 @@ impl Lowering {
         ok.then_some((x, i))
     }
 
-    /// Lowers a `Take` along the first axis by an integer vector (`AdvancedSubtensor1`).
-    pub(super) fn take(&mut self, node: &Arc<Node>) -> Option<()> {
+    /// Lowers a `Take` along `axis` by an integer vector (`AdvancedSubtensor1`).
+    pub(super) fn take(&mut self, node: &Arc<Node>, axis: usize) -> Option<()> {
         let inputs = node.inputs();
-        let (x, idx) = self.take_operands(inputs.first()?, inputs.get(1)?)?;
+        let (x, idx) = self.take_operands(inputs.first()?, inputs.get(1)?, axis)?;
         let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
         let at = self.slots;
         self.slots += TAKE;
-        self.stages.push(Stage::Take { x, idx, out, at });
+        self.stages.push(Stage::Take {
+            x,
+            axis,
+            idx,
+            out,
+            at,
+        });
         Some(())
     }
 
-    /// Lowers an `IncTake` along the first axis (`AdvancedIncSubtensor1`) whose update has the
-    /// rows' dtype and keeps its rows in C order.
-    pub(super) fn inc_take(&mut self, node: &Arc<Node>, set: bool) -> Option<()> {
+    /// Lowers an `IncTake` along `axis` (`AdvancedIncSubtensor1`) whose update has the rows'
+    /// dtype and keeps its rows in C order.
+    pub(super) fn inc_take(&mut self, node: &Arc<Node>, axis: usize, set: bool) -> Option<()> {
         let inputs = node.inputs();
-        let (x, idx) = self.take_operands(inputs.first()?, inputs.get(2)?)?;
+        let (x, idx) = self.take_operands(inputs.first()?, inputs.get(2)?, axis)?;
         let y = self.value(inputs.get(1)?)?;
         let ok = self.values[y].ty.dtype == self.values[x].ty.dtype
             && self.values[y].kind != ValueKind::Folded
@@ -374,6 +389,7 @@ impl Lowering {
         self.slots += TAKE;
         self.stages.push(Stage::IncTake {
             x,
+            axis,
             y,
             idx,
             out,

@@ -463,8 +463,8 @@ impl StagedLoop {
                 }
                 Op::Subtensor(spec) => l.index(&node, spec)?,
                 Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
-                Op::Take { axis: 0 } => l.take(&node)?,
-                Op::IncTake { axis: 0, set } => l.inc_take(&node, *set)?,
+                Op::Take { axis } => l.take(&node, *axis)?,
+                Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
                 Op::MatMul => l.matmul(&node)?,
                 Op::Join { axis: 0 } => l.join(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
