@@ -25,7 +25,7 @@ mod tests;
 
 pub(crate) use program::Program;
 pub(crate) use recurrence::{LoopProgram, ring_rows};
-pub(crate) use staged::{Entry, Nest, Stage, StagedLoop, ValueKind, region_rank};
+pub(crate) use staged::{Entry, Nest, Nested, Stage, StagedLoop, ValueKind, region_rank};
 pub(crate) use staged_index::{TAKE, known_zero};
 
 use oxtensor_data::DType;

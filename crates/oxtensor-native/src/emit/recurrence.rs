@@ -163,9 +163,15 @@ pub(super) fn row(at: &str, ring: usize) -> String {
 /// writes into a ring of [`ring_rows`] rows instead. Returns non-zero if an element was an error,
 /// and the executor then runs the loop in the interpreter, which reports it.
 pub(crate) fn emit(id: usize, p: &LoopProgram) -> String {
+    emit_named(&format!("ox_s{id}"), "OX_EXPORT", p)
+}
+
+/// The loop of `p` as the C function `name`, declared with `linkage` (`OX_EXPORT`, or `static`
+/// for a loop nested in a staged step).
+pub(crate) fn emit_named(name: &str, linkage: &str, p: &LoopProgram) -> String {
     let ty = |k: usize| ctype(p.body.inputs[k]);
     let mut s = format!(
-        "OX_EXPORT int32_t ox_s{id}(int64_t total, int64_t n, const void *const *seq, \
+        "{linkage} int32_t {name}(int64_t total, int64_t n, const void *const *seq, \
          const int64_t *win, const void *const *oth, void *const *buf, int64_t *done) {{\n\
          \x20 (void)n; (void)seq; (void)win; (void)oth;\n"
     );

@@ -210,11 +210,21 @@ pub(crate) enum Stage {
         outs: Vec<usize>,
         /// Its number among the loop's host calls.
         id: usize,
-        /// For a nested loop (a `Scan` node of the step), its own staged loop, emitted as a
-        /// C function beside this one whose address the call passes first (see
+        /// For a nested loop (a `Scan` node of the step), its own loop, emitted as a C
+        /// function beside this one whose address the call passes first (see
         /// `super::staged_host`).
-        nested: Option<Box<StagedLoop>>,
+        nested: Option<Box<Nested>>,
     },
+}
+
+/// The C loop of a loop nested in a staged step: the elementwise loop when its step is
+/// elementwise (states kept in registers), else a staged loop.
+#[derive(PartialEq)]
+pub(crate) enum Nested {
+    /// An elementwise step (`super::recurrence`).
+    Loop(super::recurrence::LoopProgram),
+    /// A staged step.
+    Staged(StagedLoop),
 }
 
 /// The loop nest of a [`Stage::Nest`].
@@ -356,7 +366,11 @@ fn emit_named(name: &str, linkage: &str, p: &StagedLoop) -> String {
             ..
         } = st
         {
-            s.push_str(&emit_named(&format!("{name}_n{id}"), "static", inner));
+            let inner_name = format!("{name}_n{id}");
+            s.push_str(&match &**inner {
+                Nested::Loop(l) => super::recurrence::emit_named(&inner_name, "static", l),
+                Nested::Staged(l) => emit_named(&inner_name, "static", l),
+            });
         }
     }
     let mut helpers: Vec<DType> = Vec::new();

@@ -6,7 +6,8 @@
 //! the interpreter's; its errors end the loop, which the executor then hands to the
 //! interpreter's, so they are reported in its words.
 
-use super::staged::{Stage, StagedLoop};
+use super::recurrence::LoopProgram;
+use super::staged::{Nested, Stage, StagedLoop};
 use super::staged_lower::Lowering;
 use oxtensor_graph::{Node, Op, Scan, Var};
 use std::fmt::Write;
@@ -48,8 +49,8 @@ impl Lowering {
         Some(())
     }
 
-    /// Lowers the `Scan` node `node` (of loop `s`) as a host call running its own staged
-    /// loop, when its step stages.
+    /// Lowers the `Scan` node `node` (of loop `s`) as a host call running its own C loop:
+    /// the elementwise loop when its step is elementwise, else a staged loop when it stages.
     pub(super) fn nested(&mut self, node: &Arc<Node>, s: &Scan) -> Option<()> {
         let first = 1 + s.sequence_taps.len() + s.state_taps.len();
         let zeros: Vec<bool> = node
@@ -58,7 +59,10 @@ impl Lowering {
             .iter()
             .map(super::known_zero)
             .collect();
-        let inner = StagedLoop::of_scan(s, &zeros)?;
+        let inner = match LoopProgram::of_scan(s) {
+            Some(l) => Nested::Loop(l),
+            None => Nested::Staged(StagedLoop::of_scan(s, &zeros)?),
+        };
         self.host(node)?;
         if let Some(Stage::Host { nested, .. }) = self.stages.last_mut() {
             *nested = Some(Box::new(inner));

@@ -1,5 +1,6 @@
-//! A host call of a nested loop: a `Scan` node inside a staged step whose own step stages
-//! (`emit::staged_host`). Its staged loop is laid out once per run of the outer loop, from
+//! A host call of a nested loop: a `Scan` node inside a staged step whose own step is
+//! elementwise or stages (`emit::staged_host`). Its C loop (the elementwise loop, which keeps
+//! scalar states in registers, or a staged loop) is laid out once per run of the outer loop, from
 //! the extents of the outer values it reads (fixed for the run), and each outer step only
 //! points it at that step's values, copies its states' initial rows into its buffers, calls
 //! its C function and copies its outputs into the outer loop's buffers: nothing is allocated
@@ -14,8 +15,8 @@
 //! interpreter's.
 
 use super::{HostCalls, copy_to, host_call};
-use crate::emit::{StagedLoop, ValueKind};
-use crate::recurrence::c_strides;
+use crate::emit::{Nested, StagedLoop, ValueKind};
+use crate::recurrence::{LoopFn, c_strides};
 use crate::staged::{Layout, Line, Prepared, StagedFn, prepare};
 use crate::staged_index::FirstStep;
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
@@ -92,28 +93,54 @@ pub(crate) struct NestCall {
     /// Each sequence's length, and the windows of its taps.
     lengths: Vec<usize>,
     windows: Vec<i64>,
-    /// The inner kernel's `d` and scratch.
-    dims: Vec<i64>,
-    scratch: Vec<Line>,
+    /// What the kernel of its kind needs besides the buffers.
+    kernel: Kernel,
     sequences: Vec<Operand>,
     others: Vec<Operand>,
-    /// The inner params, after the other values in `oth`.
-    params: Vec<Tensor>,
     seq_ptrs: Vec<*const c_void>,
     oth_ptrs: Vec<*const c_void>,
     buffers: Vec<Buffer>,
     buf_ptrs: Vec<*mut c_void>,
-    /// The inner loop's own host calls.
-    host: HostCalls,
     /// The extents of the node's outputs.
     shapes: Vec<Vec<usize>>,
+}
+
+/// The inner kernel's own numbers.
+enum Kernel {
+    /// An elementwise loop over step values of `n` elements.
+    Loop { n: i64 },
+    /// A staged loop: its `d`, scratch, params (after the other values in `oth`) and host
+    /// calls.
+    Staged {
+        dims: Vec<i64>,
+        scratch: Vec<Line>,
+        params: Vec<Tensor>,
+        host: HostCalls,
+    },
+}
+
+/// The extent of the step values of elementwise loop `s` (of rank `rank`) given the extents
+/// of its body inputs: the one every input of that rank has (the others are 0-d).
+fn element(rank: usize, shapes: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let mut element: Option<&Vec<usize>> = None;
+    for shape in shapes {
+        if shape.len() == rank && rank > 0 {
+            if element.is_some_and(|e| e != shape) {
+                return None;
+            }
+            element = element.or(Some(shape));
+        } else if !shape.is_empty() {
+            return None;
+        }
+    }
+    Some(element.cloned().unwrap_or_default())
 }
 
 /// The extents of the outputs of nested loop `inner` (the loop of `s`) on operands laid out as
 /// `layouts` of dtypes `dtypes` (`known`: their values when known before the outer loop), or
 /// `None` when it cannot be laid out before the outer loop.
 pub(crate) fn output_shapes(
-    inner: &StagedLoop,
+    inner: &Nested,
     s: &Scan,
     layouts: &[Layout],
     known: &[Option<&Tensor>],
@@ -123,11 +150,11 @@ pub(crate) fn output_shapes(
 }
 
 impl NestCall {
-    /// Lays out `inner`, the staged loop of `s`, on operands (`n_steps`, sequences, initial
+    /// Lays out `inner`, the C loop of `s`, on operands (`n_steps`, sequences, initial
     /// buffers, other values) laid out as `layouts` in the outer loop, of dtypes `dtypes`
     /// (`known`: their values when known before the outer loop).
     pub fn new(
-        inner: &StagedLoop,
+        inner: &Nested,
         s: &Scan,
         layouts: &[Layout],
         known: &[Option<&Tensor>],
@@ -155,7 +182,11 @@ impl NestCall {
             Some(t) => Some(s.steps(*t.to_vec_as::<i64>().first()?, &lengths).ok()?),
             None => None,
         };
-        let rings = (0..s.n_outputs()).all(|i| inner.ring.get(i).is_some_and(|&r| r > 0));
+        let ring = match inner {
+            Nested::Loop(l) => &l.ring,
+            Nested::Staged(p) => &p.ring,
+        };
+        let rings = (0..s.n_outputs()).all(|i| ring.get(i).is_some_and(|&r| r > 0));
         if total == Some(0) || ((total.is_none() || s.until) && !rings) {
             return None;
         }
@@ -184,27 +215,35 @@ impl NestCall {
         {
             return None;
         }
-        let others_known = &known[1 + n_seq + n_state..];
-        let rows = init_l
-            .iter()
-            .map(|l| l.shape.get(1..))
-            .collect::<Option<Vec<_>>>()?;
-        // No tap is known before the outer loop: slice bounds read from taps do not lay out.
-        let mut first = FirstStep::new(inner, s, &[], &[], &windows);
-        let Prepared {
-            layouts: il,
-            params,
-            dims,
-            scratch,
-        } = prepare(inner, &shapes, others_known, &rows, &mut first)?;
-        let host = HostCalls::new(inner, &il, &params)?;
-        let params = inner
-            .values
-            .iter()
-            .zip(params)
-            .filter(|(v, _)| matches!(v.kind, ValueKind::Param { .. }))
-            .map(|(_, t)| t)
-            .collect::<Option<Vec<Tensor>>>()?;
+        let (kernel, elements) = match inner {
+            Nested::Loop(_) => {
+                let rank = s.body.outputs().first()?.ndim();
+                let element = element(rank, &shapes)?;
+                let n = element.iter().product::<usize>();
+                if n == 0 {
+                    return None;
+                }
+                let kernel = Kernel::Loop { n: n as i64 };
+                let elements = (0..s.n_outputs())
+                    .map(|i| Some((element.clone(), s.body.outputs().get(i)?.dtype())))
+                    .collect::<Option<Vec<_>>>()?;
+                (kernel, elements)
+            }
+            Nested::Staged(p) => {
+                let rows = init_l
+                    .iter()
+                    .map(|l| l.shape.get(1..))
+                    .collect::<Option<Vec<_>>>()?;
+                Self::staged(
+                    p,
+                    s,
+                    &shapes,
+                    &known[1 + n_seq + n_state..],
+                    &rows,
+                    &windows,
+                )?
+            }
+        };
         let sequences = seq_l
             .iter()
             .zip(&dtypes[1..])
@@ -217,15 +256,14 @@ impl NestCall {
             .collect::<Option<Vec<_>>>()?;
         let mut buffers = Vec::with_capacity(s.n_outputs());
         let mut out_shapes = Vec::with_capacity(s.n_outputs());
-        for (i, &v) in inner.outputs.iter().enumerate() {
+        for (i, (element, dtype)) in elements.iter().enumerate() {
+            let dtype = *dtype;
             let need = s.state_taps.get(i).map_or(0, |taps| Scan::buffer_len(taps));
-            let ring = inner.ring.get(i).copied().unwrap_or(0);
+            let ring = ring.get(i).copied().unwrap_or(0);
             let n_rows = match ring {
                 0 => need.checked_add(total?)?,
                 _ => ring,
             };
-            let element = &il.get(v)?.shape;
-            let dtype = inner.values.get(v)?.ty.dtype;
             let init = match init_l.get(i) {
                 Some(l) if need > 0 => {
                     let len = *l.shape.first()?;
@@ -259,25 +297,68 @@ impl NestCall {
             .iter()
             .map(|b| b.rows.data_ptr().cast_mut().cast())
             .collect();
-        let oth_ptrs = vec![std::ptr::null(); others.len() + params.len()];
+        let n_params = match &kernel {
+            Kernel::Staged { params, .. } => params.len(),
+            Kernel::Loop { .. } => 0,
+        };
+        let oth_ptrs = vec![std::ptr::null(); others.len() + n_params];
         Some(NestCall {
             scan: s.clone(),
             total,
             n_steps_dtype: dtypes[0],
             lengths,
             windows,
-            dims,
-            scratch,
+            kernel,
             seq_ptrs: vec![std::ptr::null(); sequences.len()],
             sequences,
             others,
-            params,
             oth_ptrs,
             buffers,
             buf_ptrs,
-            host,
             shapes: out_shapes,
         })
+    }
+
+    /// The kernel of staged loop `p` (of `s`) laid out for body inputs of extents `shapes`,
+    /// other values `others` where known, initial rows of extents `rows` and sequence windows
+    /// `windows`, with each output's extents and dtype.
+    #[allow(clippy::type_complexity)]
+    fn staged(
+        p: &StagedLoop,
+        s: &Scan,
+        shapes: &[Vec<usize>],
+        others: &[Option<&Tensor>],
+        rows: &[&[usize]],
+        windows: &[i64],
+    ) -> Option<(Kernel, Vec<(Vec<usize>, DType)>)> {
+        // No tap is known before the outer loop: slice bounds read from taps do not lay out.
+        let mut first = FirstStep::new(p, s, &[], &[], windows);
+        let Prepared {
+            layouts,
+            params,
+            dims,
+            scratch,
+        } = prepare(p, shapes, others, rows, &mut first)?;
+        let host = HostCalls::new(p, &layouts, &params)?;
+        let params = p
+            .values
+            .iter()
+            .zip(params)
+            .filter(|(v, _)| matches!(v.kind, ValueKind::Param { .. }))
+            .map(|(_, t)| t)
+            .collect::<Option<Vec<Tensor>>>()?;
+        let elements = p
+            .outputs
+            .iter()
+            .map(|&v| Some((layouts.get(v)?.shape.clone(), p.values.get(v)?.ty.dtype)))
+            .collect::<Option<Vec<_>>>()?;
+        let kernel = Kernel::Staged {
+            dims,
+            scratch,
+            params,
+            host,
+        };
+        Some((kernel, elements))
     }
 
     /// Runs the inner loop on the operands at `ins` (after the address of its C function),
@@ -286,22 +367,18 @@ impl NestCall {
     ///
     /// # Safety
     /// As [`super::HostCalls::run`], where `ins[0]` is the address of the inner loop's C
-    /// function (`emit::staged::emit` of the loop this call was laid out for) and the
-    /// operands follow, laid out as at [`Self::new`].
+    /// function (emitted for the [`Nested`] loop this call was laid out for) and the operands
+    /// follow, laid out as at [`Self::new`].
     pub unsafe fn run(
         &mut self,
         ins: *const *const c_void,
         outs: *const *mut c_void,
     ) -> Option<()> {
-        // SAFETY: `ins[0]` is a staged loop's C function (the caller's contract), whose
-        // signature is `StagedFn`.
-        let f: StagedFn = unsafe {
-            let p = *ins;
-            if p.is_null() {
-                return None;
-            }
-            std::mem::transmute::<*const c_void, StagedFn>(p)
-        };
+        // SAFETY: `ins` has the function's address first (the caller's contract).
+        let f = unsafe { *ins };
+        if f.is_null() {
+            return None;
+        }
         // SAFETY: the operands follow the function (the caller's contract).
         let operand = |k: usize| unsafe { *ins.add(1 + k) };
         let total = match self.total {
@@ -345,29 +422,61 @@ impl NestCall {
             self.oth_ptrs[k] = unsafe { op.place(operand(1 + n_seq + n_state + k)) };
         }
         let n_others = self.others.len();
-        for (slot, t) in self.oth_ptrs[n_others..].iter_mut().zip(&self.params) {
-            *slot = t.data_ptr().cast();
-        }
         let mut done = 0i64;
-        // SAFETY: the kernel was laid out by `prepare` for body inputs of the extents and
-        // dtypes of these operands (as `staged::run` lays out a loop: see its safety note):
-        // sequences contiguous with the windows of their lengths, the states' buffers with
-        // their initial rows and room for `total` steps (or a ring), the other values
-        // contiguous and the params after them, scratch and `d` from `prepare`, and the inner
-        // host calls laid out for its values; all live until it returns.
-        let status = unsafe {
-            f(
-                total as i64,
-                self.dims.as_ptr(),
-                self.seq_ptrs.as_ptr(),
-                self.windows.as_ptr(),
-                self.oth_ptrs.as_ptr(),
-                self.buf_ptrs.as_ptr(),
-                self.scratch.as_mut_ptr().cast(),
-                &mut done,
-                self.host.context(),
-                host_call,
-            )
+        let status = match &mut self.kernel {
+            Kernel::Loop { n } => {
+                // SAFETY: the kernel is the elementwise loop of `Nested::Loop` (the caller's
+                // contract), of signature `LoopFn`; as `recurrence::run` lays it out (see its
+                // safety note): sequences of rows of `n` elements, contiguous, with the
+                // windows of their lengths; the states' buffers with their initial rows and
+                // room for `total` steps (or a ring) of `n` elements; the other values
+                // contiguous, `n` elements or one; the dtypes checked to be the body's.
+                unsafe {
+                    let f = std::mem::transmute::<*const c_void, LoopFn>(f);
+                    f(
+                        total as i64,
+                        *n,
+                        self.seq_ptrs.as_ptr(),
+                        self.windows.as_ptr(),
+                        self.oth_ptrs.as_ptr(),
+                        self.buf_ptrs.as_ptr(),
+                        &mut done,
+                    )
+                }
+            }
+            Kernel::Staged {
+                dims,
+                scratch,
+                params,
+                host,
+            } => {
+                for (slot, t) in self.oth_ptrs[n_others..].iter_mut().zip(params.iter()) {
+                    *slot = t.data_ptr().cast();
+                }
+                // SAFETY: the kernel is the staged loop of `Nested::Staged` (the caller's
+                // contract), of signature `StagedFn`, laid out by `prepare` for body inputs of
+                // the extents and dtypes of these operands (as `staged::run` lays out a loop:
+                // see its safety note): sequences contiguous with the windows of their
+                // lengths, the states' buffers with their initial rows and room for `total`
+                // steps (or a ring), the other values contiguous and the params after them,
+                // scratch and `d` from `prepare`, and the inner host calls laid out for its
+                // values; all live until it returns.
+                unsafe {
+                    let f = std::mem::transmute::<*const c_void, StagedFn>(f);
+                    f(
+                        total as i64,
+                        dims.as_ptr(),
+                        self.seq_ptrs.as_ptr(),
+                        self.windows.as_ptr(),
+                        self.oth_ptrs.as_ptr(),
+                        self.buf_ptrs.as_ptr(),
+                        scratch.as_mut_ptr().cast(),
+                        &mut done,
+                        host.context(),
+                        host_call,
+                    )
+                }
+            }
         };
         let done = usize::try_from(done)
             .ok()
