@@ -3,9 +3,10 @@
 //! loop. Each case is checked to run every loop as a staged C loop with no loop handed to the
 //! interpreter, and compared with the interpreter's step-by-step loops and a double loop by
 //! hand: an AR(1) recurrence along each row carried from row to row (the inner loop reads the
-//! outer non-sequence and the outer state), its gradients (a backward loop holding a nested
-//! backward loop), an inner loop whose step count the outer step computes, and an inner
-//! while-loop. A shape error inside the inner loop is reported by the interpreter, naming the
+//! outer non-sequence and the outer state; an elementwise inner loop), its gradients (a
+//! backward loop holding a nested backward loop), an inner loop whose step count the outer
+//! step computes, an inner while-loop, and an RNN over each document carried from document
+//! to document (a staged inner loop), with its gradients. A shape error inside the inner loop is reported by the interpreter, naming the
 //! step.
 
 use crate::common;
@@ -133,6 +134,10 @@ fn an_inner_loop_over_each_row_runs_inside_the_outer_c_loop() {
         let outputs = ar_rows(&inputs[0], &inputs[1], &inputs[2]);
         let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
         let what = format!("case {seed}");
+        // The inner loop is the elementwise C loop, beside the outer one.
+        let source = common::backend().generate(&g);
+        let inner = "static int32_t ox_s0_n0(int64_t total, int64_t n,";
+        assert!(source.contains(inner), "{source}");
         let in_c = assert_all_staged(&what, &g, &vals);
         let (native, interp) = both(&inputs, &outputs, &vals);
         let a = vals[1].to_vec_as::<f64>()[0];
@@ -390,4 +395,94 @@ fn a_shape_error_inside_the_inner_loop_names_the_step() {
         values(&mut rng, &[6], 1.0),
     ];
     assert_reported_by_the_interpreter(&g, bad, "step 0");
+}
+
+/// An RNN over each document of `x` (documents × tokens × hidden), `h ← tanh(W h + x_t)`,
+/// carried from document to document: the inner step holds a matrix product, so the inner
+/// loop is a staged loop nested in the outer one. Outputs: the carry and every document's
+/// trajectory.
+fn rnn_documents(x: &Var, w: &Var, h0: &Var) -> Vec<Var> {
+    let (doc, carry, wo) = (typed(&[None, None]), typed(&[None]), typed(&[None, None]));
+    let (xt, hp, wi) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+    let next = (&wi.matmul(&hp) + &xt).tanh();
+    let init = oxtensor::ops::expand_dims(&carry, 0).expect("init");
+    let traj = loop_of(
+        &[xt, hp],
+        std::slice::from_ref(&wi),
+        &[next],
+        0,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(&doc),
+        &[init],
+        std::slice::from_ref(&wo),
+    )
+    .remove(0);
+    let init = oxtensor::ops::expand_dims(h0, 0).expect("init");
+    loop_of(
+        &[doc, carry],
+        std::slice::from_ref(&wo),
+        &[last(&traj), traj],
+        1,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(x),
+        &[init],
+        std::slice::from_ref(w),
+    )
+}
+
+#[test]
+fn a_staged_inner_loop_runs_inside_the_outer_c_loop() {
+    let mut rng = Rng::new(31);
+    let (docs, tokens, hidden) = (4, 6, 5);
+    let vals = vec![
+        values(&mut rng, &[docs, tokens, hidden], 1.0),
+        values(&mut rng, &[hidden, hidden], 0.4),
+        values(&mut rng, &[hidden], 0.5),
+    ];
+    let inputs = inputs_for(&vals);
+    let outputs = rnn_documents(&inputs[0], &inputs[1], &inputs[2]);
+    let g = FunctionGraph::new(inputs.clone(), outputs.clone()).expect("graph");
+    // The inner loop is a staged C function beside the outer one (it takes scratch).
+    let source = common::backend().generate(&g);
+    assert!(
+        source.contains("static int32_t ox_s0_n0(int64_t total, const int64_t *d"),
+        "{source}"
+    );
+    let in_c = assert_all_staged("documents", &g, &vals);
+    let (_, interp) = both(&inputs, &outputs, &vals);
+    // Reordered dot products and `tanh` from two math libraries.
+    let tol = Tol::MATH_LIBRARIES.or_scaled(1e-12);
+    for k in 0..2 {
+        assert_close(&format!("output {k}"), &in_c[k], &interp[k], tol);
+    }
+    // By hand.
+    let (x, w) = (vals[0].to_vec_as::<f64>(), vals[1].to_vec_as::<f64>());
+    let mut h = vals[2].to_vec_as::<f64>();
+    let mut traj: Vec<f64> = Vec::new();
+    for t in 0..docs * tokens {
+        h = (0..hidden)
+            .map(|i| {
+                let wh: f64 = (0..hidden).map(|j| w[i * hidden + j] * h[j]).sum();
+                (wh + x[t * hidden + i]).tanh()
+            })
+            .collect();
+        traj.extend(&h);
+    }
+    let hand = Tensor::from_slice(&traj, &[docs, tokens, hidden]).expect("hand");
+    assert_close("trajectories by hand", &in_c[1], &hand, tol);
+    // With the gradients: the backward loop holds the inner RNN's backward loop.
+    let g = grad(&square_sum(&outputs), &inputs, &GradOptions::default()).expect("grad");
+    let mut all = outputs.clone();
+    all.extend(g.iter().filter_map(|g| g.var().cloned()));
+    let build = |mode: Mode| function(&inputs, &all).mode(mode).build().expect("f");
+    let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+    assert_staged_like(
+        "documents with gradients",
+        build(Mode::FAST_RUN).graph(),
+        &interp,
+        &vals,
+        tol,
+    );
 }
