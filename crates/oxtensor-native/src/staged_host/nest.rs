@@ -105,6 +105,9 @@ pub(crate) struct NestCall {
     shapes: Vec<Vec<usize>>,
 }
 
+/// Per output of the inner loop, the extents and dtype of its rows.
+type Elements = Vec<(Vec<usize>, DType)>;
+
 /// The inner kernel's own numbers.
 enum Kernel {
     /// An elementwise loop over step values of `n` elements.
@@ -322,7 +325,6 @@ impl NestCall {
     /// The kernel of staged loop `p` (of `s`) laid out for body inputs of extents `shapes`,
     /// other values `others` where known, initial rows of extents `rows` and sequence windows
     /// `windows`, with each output's extents and dtype.
-    #[allow(clippy::type_complexity)]
     fn staged(
         p: &StagedLoop,
         s: &Scan,
@@ -330,7 +332,7 @@ impl NestCall {
         others: &[Option<&Tensor>],
         rows: &[&[usize]],
         windows: &[i64],
-    ) -> Option<(Kernel, Vec<(Vec<usize>, DType)>)> {
+    ) -> Option<(Kernel, Elements)> {
         // No tap is known before the outer loop: slice bounds read from taps do not lay out.
         let mut first = FirstStep::new(p, s, &[], &[], windows);
         let Prepared {
