@@ -16,6 +16,7 @@ mod layout;
 mod matmul;
 mod matmul_skinny;
 mod reduce;
+mod scalar_draws;
 mod try_lock;
 
 /// A new test file that is not declared above would never be compiled or run.
