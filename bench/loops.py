@@ -9,7 +9,8 @@
     SIM  simulations drawing random numbers, 10,000 steps: an AR(1) ``x = 0.9 x + normal(0, 0.3)``
          with its generator in ``outputs_info``, and a stochastic volatility model (two chained
          draws a step) drawing from a shared generator ``fn`` updates, against a Python loop
-         drawing the same numbers from NumPy's generator                 no target
+         drawing the same numbers from NumPy's generator, and a hidden Markov chain whose
+         state is drawn by ``categorical`` from the transition matrix's row  no target
     NEST a nested loop: an outer scan over the 1,000 rows of ``x`` whose step runs an inner scan
          of the AR(1) ``h = a h + x_ij`` along the row's 100 entries, from the last value of the
          row before (the outer state); forward (every row's trajectory) and forward + gradient
@@ -257,6 +258,37 @@ def sv_sim(steps):
 
     rows = tensor_rows(graph, [-0.2]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
     return dict(title=f"stochastic volatility simulation, {steps} steps, shared generator updated in fn",
+                target=None, rows=rows, ref=numpy_loop())
+
+
+def hmm_sim(steps):
+    """A hidden Markov chain: each state drawn by ``categorical`` from the transition matrix's
+    row of the last state (a vector parameter computed in the step); the generator is a loop
+    state. NumPy's loop draws as PyTensor's ``categorical`` does (a uniform, then the first
+    cumulative probability reaching it)."""
+    P = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+
+    def graph(pkg, pt):
+        r = pt.random.rng("r") if pkg.__name__ == "oxtensor" else pt.random.type.random_generator_type("r")
+        z0 = pt.lscalar("z0")
+        Pc = pt.constant(P)
+
+        def step(z, r):
+            next_r, zn = pt.random.categorical(Pc[z], rng=r, return_next_rng=True)
+            return zn, next_r
+
+        zs, _ = pkg.scan(step, outputs_info=[z0, r], n_steps=steps, return_updates=False)
+        return [r, z0], zs
+
+    def numpy_loop():
+        g, z, out, cum = np.random.default_rng(2), 0, np.empty(steps, np.int64), np.cumsum(P, axis=1)
+        for t in range(steps):
+            z = int(np.searchsorted(cum[z], g.random()))
+            out[t] = z
+        return out
+
+    rows = tensor_rows(graph, [np.random.default_rng(2), 0]) + [Row("NumPy (Python loop)", lambda: numpy_loop)]
+    return dict(title=f"hidden Markov chain simulation (categorical), {steps} steps, generator in outputs_info",
                 target=None, rows=rows, ref=numpy_loop())
 
 
@@ -517,7 +549,7 @@ def main():
             report("W7" + (" +grad" if with_grad else ""), wl, measure(wl, rounds), "ms", summary)
             sys.stdout.flush()
     if "SIM" in only:
-        for make in (ar1_sim, sv_sim):
+        for make in (ar1_sim, sv_sim, hmm_sim):
             wl = make(1000 if a.quick else 10**4)
             report("SIM", wl, measure(wl, rounds), "ms", summary)
             sys.stdout.flush()

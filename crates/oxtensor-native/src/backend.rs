@@ -52,11 +52,11 @@ impl NativeBackend {
 
     /// The backend with `config`.
     pub fn with_config(config: NativeConfig) -> Result<NativeBackend, NativeError> {
-        let compiler = Compiler::probe(&config.resolved_compiler())?;
         let cache = Cache::open(
             config.resolved_cache_dir().as_deref(),
             config.resolved_cache_max_bytes(),
         )?;
+        let compiler = Compiler::probe(&config.resolved_compiler(), &cache)?;
         let vector_math = AtomicBool::new(config.vector_math);
         Ok(NativeBackend {
             config,

@@ -14,7 +14,9 @@
 //! * The sidecar's modification time is the entry's last use (touched on every hit). After
 //!   each build, the least recently used entries are removed while the cache is over its cap.
 //! * Objects every library links (the shared drivers, one per compiler and flags) live in
-//!   `objects/`, stored the same way (`KEY.o`, `KEY.meta`, `KEY.c`) under their own lock. They
+//!   `objects/`, stored the same way (`KEY.o`, `KEY.meta`, `KEY.c`) under their own locks (256
+//!   more, apart from the entries' because a library's build holds its entry's lock while it
+//!   builds the objects it links; objects of different shards build in parallel). They
 //!   are not entries: a few tens of kilobytes each, never evicted (so never removed under a
 //!   build that links one), removed by [`Cache::clear`].
 
@@ -168,7 +170,10 @@ impl Cache {
             payload: dir.join(format!("{key}.o")),
             meta: dir.join(format!("{key}.meta")),
             source: dir.join(format!("{key}.c")),
-            lock: self.dir.join("locks").join("objects.lock"),
+            lock: self
+                .dir
+                .join("locks")
+                .join(format!("object-{}.lock", shard(key))),
         }
     }
 
@@ -328,6 +333,24 @@ impl Cache {
             removed += 1;
         }
         Ok(removed)
+    }
+
+    /// The text `compute` gives, remembered under `key` in `objects/KEY.txt` for later
+    /// processes: for a fact that costs a process to find out (the compiler's version), keyed
+    /// by everything that could change it. A failure to remember is ignored (the next process
+    /// computes it again); a failure to compute is returned.
+    pub fn remembered(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> Result<String, NativeError>,
+    ) -> Result<String, NativeError> {
+        let path = self.dir.join("objects").join(format!("{key}.txt"));
+        if let Ok(text) = fs::read_to_string(&path) {
+            return Ok(text);
+        }
+        let text = compute()?;
+        let _ = write_atomic(&path, text.as_bytes());
+        Ok(text)
     }
 
     /// Removes every entry, object and leftover temporary file. Returns how many entries

@@ -2,6 +2,7 @@
 //! shared library from one generated translation unit.
 
 use crate::NativeError;
+use crate::cache::Cache;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,19 +17,19 @@ pub struct Compiler {
 }
 
 impl Compiler {
-    /// Checks that `command` runs and records its identity.
-    pub fn probe(command: &str) -> Result<Compiler, NativeError> {
-        let out = Command::new(command)
-            .arg("--version")
-            .output()
-            .map_err(|e| NativeError::NoCompiler(format!("`{command} --version`: {e}")))?;
-        if !out.status.success() {
-            return Err(NativeError::NoCompiler(format!(
-                "`{command} --version` exited with {}",
-                out.status
-            )));
-        }
-        let version = String::from_utf8_lossy(&out.stdout).into_owned();
+    /// Checks that `command` runs and records its identity. The version text is remembered in
+    /// `cache`, under the executable `command` names (its canonical path, size and
+    /// modification time): a new process then finds it without running the compiler, which
+    /// was most of what loading a function from the cache cost. A compiler that is replaced
+    /// or upgraded is a different file, so it is asked again.
+    pub fn probe(command: &str, cache: &Cache) -> Result<Compiler, NativeError> {
+        let version = match executable_fingerprint(command) {
+            Some(file) => {
+                let key = Cache::key(&[b"compiler version", file.as_bytes()]);
+                cache.remembered(&key, || version(command))?
+            }
+            None => version(command)?,
+        };
         Ok(Compiler {
             command: command.to_string(),
             identity: format!("{version}\n{}", cpu_identity()),
@@ -108,6 +109,46 @@ impl Compiler {
     }
 }
 
+/// What `command --version` prints (the compiler's identity, hashed into cache keys).
+fn version(command: &str) -> Result<String, NativeError> {
+    let out = Command::new(command)
+        .arg("--version")
+        .output()
+        .map_err(|e| NativeError::NoCompiler(format!("`{command} --version`: {e}")))?;
+    if !out.status.success() {
+        return Err(NativeError::NoCompiler(format!(
+            "`{command} --version` exited with {}",
+            out.status
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The canonical path, size and modification time of the executable `command` runs (found on
+/// `PATH` as the shell would), or `None` when it cannot be found or read.
+fn executable_fingerprint(command: &str) -> Option<String> {
+    let path = if command.contains('/') {
+        PathBuf::from(command)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(command))
+            .find(|p| p.is_file())?
+    };
+    let path = path.canonicalize().ok()?;
+    let meta = path.metadata().ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!(
+        "{}\n{}\n{}",
+        path.display(),
+        meta.len(),
+        modified.as_nanos()
+    ))
+}
+
 /// Writes `source` to `work/NAME.c`.
 fn write_source(source: &str, name: &str, work: &Path) -> Result<PathBuf, NativeError> {
     let src = work.join(format!("{name}.c"));
@@ -117,11 +158,22 @@ fn write_source(source: &str, name: &str, work: &Path) -> Result<PathBuf, Native
 
 /// The CPU model and feature flags (Linux's `/proc/cpuinfo`), or the architecture elsewhere.
 fn cpu_identity() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    use std::io::BufRead;
+    // The first processor's block only: on a machine with many cores the whole file is large
+    // and slow to produce.
+    let info: Vec<String> = std::fs::File::open("/proc/cpuinfo")
+        .map(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .map_while(Result::ok)
+                .take_while(|l| !l.trim().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     let pick = |key: &str| {
-        info.lines()
+        info.iter()
             .find(|l| l.starts_with(key))
-            .map(|l| l.to_string())
+            .cloned()
             .unwrap_or_default()
     };
     format!(

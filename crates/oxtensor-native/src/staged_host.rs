@@ -90,8 +90,9 @@ struct Call {
     inputs: Vec<(Layout, bool, Tensor)>,
     /// Per output: its extents and dtype (where the loop expects it, contiguous).
     outputs: Vec<(Vec<usize>, DType)>,
-    /// For a draw of a scalar distribution, the draw read from and written to the loop's
-    /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
+    /// For a draw of a scalar distribution or a categorical, the draw read from and written
+    /// to the loop's buffers directly (no tensors per step); `None`: the node runs through
+    /// `eval_node`.
     draw: Option<DrawCall>,
     /// For a nested loop, its staged loop laid out for this run (the call's operands follow
     /// the address of its C function).

@@ -403,3 +403,37 @@ fn a_corrupt_drivers_object_is_rebuilt_and_clear_removes_it() {
     assert!(objects(dir.path()).is_empty());
     assert!(b.cache().entries().expect("entries").is_empty());
 }
+
+#[test]
+fn the_compiler_version_is_remembered_for_later_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = backend_in(dir.path(), None);
+    let notes: Vec<_> = std::fs::read_dir(dir.path().join("objects"))
+        .expect("objects")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    let [note] = notes.as_slice() else {
+        panic!("one remembered version, found {notes:?}")
+    };
+    let version = std::fs::read_to_string(note).expect("read");
+    assert!(
+        first.compiler().identity().starts_with(&version),
+        "the identity starts with the version the compiler printed"
+    );
+    // A later backend reads the note instead of running the compiler: an edited note shows up
+    // in its identity (and so in every cache key it makes).
+    replace(note, b"a compiler from the note\n");
+    let second = backend_in(dir.path(), None);
+    assert!(
+        second
+            .compiler()
+            .identity()
+            .starts_with("a compiler from the note\n"),
+        "{}",
+        second.compiler().identity()
+    );
+    second.cache().clear().expect("clear");
+    let third = backend_in(dir.path(), None);
+    assert_eq!(third.compiler().identity(), first.compiler().identity());
+}

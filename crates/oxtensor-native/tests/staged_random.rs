@@ -3,7 +3,7 @@
 //! are exactly specified, so every case is compared bit for bit with the interpreter's loop:
 //! the trajectories and every step's generator (the last one is the final state). Covered:
 //! normal, uniform, integers and poisson draws; gamma, binomial, pareto (`float32`),
-//! half-normal of scale 0, Student's t; draws with a `size`, with parameters that broadcast, with parameters computed from the state this step, several draws chained on one
+//! half-normal of scale 0, Student's t, categorical; draws with a `size`, with parameters that broadcast, with parameters computed from the state this step, several draws chained on one
 //! generator; the gradient of a reparametrised draw; a draw whose parameter is invalid at some
 //! step, reported by the interpreter naming the step.
 
@@ -229,6 +229,30 @@ fn several(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
     (&(x * 0.5) + &mixed, r, vec![k, p, h, t, m])
 }
 
+/// Categorical draws: an index from `softmax(x)` of the state (extents 3), computed this
+/// step; a `size` (4, 2) of draws from the two rows of probabilities `o[0]` (2 × 3); and five
+/// draws sharing the one row `softmax(x)`. The state moves by a uniform draw and the index.
+fn categorical(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+    let draw = |r: &Var, size: Option<&Var>, p: &Var| {
+        random::random_variable(
+            Distribution::Categorical,
+            r,
+            size,
+            std::slice::from_ref(p),
+            None,
+        )
+        .expect("categorical")
+    };
+    let e = x.exp();
+    let p = &e / &e.sum(None);
+    let (r, z) = draw(r, None, &p);
+    let (r, rows) = draw(&r, Some(&size(&[4, 2])), &o[0]);
+    let (r, shared) = draw(&r, Some(&size(&[5])), &p);
+    let (r, u) = random::uniform(&r, &c(-1.0), &c(1.0), Some(&size(&[3]))).expect("uniform");
+    let moved = &(&(x * 0.5) + &u) + &(&z.astype(DType::F64) * 0.1);
+    (moved, r, vec![z, rows, shared])
+}
+
 /// A float64 tensor of `shape` holding `v`.
 fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
     Tensor::from_slice(v, shape).expect("tensor")
@@ -280,6 +304,12 @@ fn loops_drawing_random_numbers_run_as_staged_c_loops_with_the_interpreters_draw
             several,
             (DType::F64, &[3], f64s(&[0.1, 0.2, -0.3], &[1, 3])),
             vec![f64s(&[0.5, 2.0], &[2, 1]), f64s(&[1.5, 3.0, 0.75], &[3])],
+        ),
+        (
+            "categorical draws from rows computed in the step, given and shared",
+            categorical,
+            (DType::F64, &[3], f64s(&[0.1, 0.2, -0.3], &[1, 3])),
+            vec![f64s(&[0.2, 0.5, 0.3, 0.6, 0.1, 0.3], &[2, 3])],
         ),
     ];
     for (seed, (what, step, state, others)) in cases.into_iter().enumerate() {

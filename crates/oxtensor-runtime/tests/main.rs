@@ -2,11 +2,13 @@
 //! binary (cargo's discovery of test files is off in Cargo.toml, as one binary per file cost
 //! minutes of compiling and linking in CI), and the directories are support modules they share.
 
+mod elemwise_support;
 mod layout_index_support;
 mod strided_support;
 
 mod composite_reduce;
 mod elemwise;
+mod elemwise_cases;
 mod index;
 mod inner_bodies;
 mod inplace;
@@ -14,6 +16,7 @@ mod layout;
 mod matmul;
 mod matmul_skinny;
 mod reduce;
+mod scalar_draws;
 mod try_lock;
 
 /// A new test file that is not declared above would never be compiled or run.

@@ -1,4 +1,4 @@
-//! A host call of a random draw of a scalar distribution: instead of packing its operands
+//! A host call of a random draw of a scalar distribution or a categorical: instead of packing its operands
 //! into tensors for `eval_node`, it reads the generator's words and the parameters straight
 //! from the loop's buffers into a [`ScalarDraws`] (the interpreter kernel's own drawing loop,
 //! with its buffers kept between steps) and writes the next generator and the draws into the
@@ -18,7 +18,7 @@ struct Operand {
     strides: Vec<isize>,
 }
 
-/// The draw of one host call whose node is a [`RandomOp`] of a scalar distribution.
+/// The draw of one host call whose node is a [`RandomOp`] that [`ScalarDraws`] takes.
 pub(super) struct DrawCall {
     draws: ScalarDraws,
     rng: Operand,
@@ -75,7 +75,8 @@ impl DrawCall {
         let params = inputs[2..]
             .iter()
             .zip(&dtypes[2..])
-            .map(|(l, &dtype)| broadcast(l, batch, dtype))
+            .enumerate()
+            .map(|(k, (l, &dtype))| broadcast(l, batch, r.dist.param_core_ndims(k), dtype))
             .collect::<Option<Vec<_>>>()?;
         Some(DrawCall {
             draws,
@@ -159,12 +160,17 @@ impl DrawCall {
     }
 }
 
-/// Operand `l` broadcast to the batch shape `batch` (right-aligned, stride 0 along its
-/// extents of 1 and the batch's leading dimensions it lacks).
-fn broadcast(l: &Layout, batch: &[usize], dtype: DType) -> Option<Operand> {
-    let lead = batch.len().checked_sub(l.shape.len())?;
+/// Operand `l`, whose last `core` dimensions are its core (a categorical's probabilities),
+/// broadcast to the batch shape `batch` (right-aligned, stride 0 along its batch extents of 1
+/// and the batch's leading dimensions it lacks), its core read whole after each batch element.
+fn broadcast(l: &Layout, batch: &[usize], core: usize, dtype: DType) -> Option<Operand> {
+    let split = l.shape.len().checked_sub(core)?;
+    let lead = batch.len().checked_sub(split)?;
+    if batch.len() + core > MAX_RANK {
+        return None;
+    }
     let mut strides = vec![0isize; batch.len()];
-    for (i, (&e, &s)) in l.shape.iter().zip(&l.strides).enumerate() {
+    for (i, (&e, &s)) in l.shape[..split].iter().zip(&l.strides).enumerate() {
         if e != 1 {
             if e != batch[lead + i] {
                 return None;
@@ -172,9 +178,12 @@ fn broadcast(l: &Layout, batch: &[usize], dtype: DType) -> Option<Operand> {
             strides[lead + i] = s;
         }
     }
+    let mut shape = batch.to_vec();
+    shape.extend_from_slice(&l.shape[split..]);
+    strides.extend_from_slice(&l.strides[split..]);
     Some(Operand {
         dtype,
-        shape: batch.to_vec(),
+        shape,
         strides,
     })
 }

@@ -471,24 +471,28 @@ fn draw_int(
     }
 }
 
-/// Categorical draws, one per batch element: `p` must hold probabilities summing to 1 (NumPy's
-/// `choice` checks and messages, with `sqrt(eps)` of `p`'s dtype as the tolerance).
+/// Categorical draws into `out`, one per batch element: `p` must hold probabilities summing to
+/// 1 (NumPy's `choice` checks and messages, with `sqrt(eps)` of `p`'s dtype as the tolerance;
+/// `f32`: `p` is `float32`). Every row is checked before the first draw.
 fn categoricals(
     g: &mut Generator,
     p: &Column<f64>,
-    dtype: DType,
-    count: usize,
-) -> Result<Vec<i64>, RandomError> {
-    let atol = if dtype == DType::F32 {
+    f32: bool,
+    out: &mut [i64],
+) -> Result<(), RandomError> {
+    let atol = if f32 {
         f64::from(f32::EPSILON).sqrt()
     } else {
         f64::EPSILON.sqrt()
     };
-    let rows = if p.repeated { 1 } else { count };
+    let rows = if p.repeated { 1 } else { out.len() };
     for i in 0..rows {
         oxtensor_random::check_probabilities(p.at(i), atol)?;
     }
-    Ok((0..count).map(|i| categorical(g, p.at(i))).collect())
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = categorical(g, p.at(i));
+    }
+    Ok(())
 }
 
 /// `cumsum(p)` searched for `u` (NumPy's `searchsorted(side='left')`): the first index whose
@@ -709,8 +713,14 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             mvnormal::mv_normal(&mut g, dist, &floats[0], &floats[1], count, n, &shape)?
         }
         Distribution::Categorical => {
-            let out = categoricals(&mut g, &floats[0], params[0].dtype(), count)
-                .map_err(|e| bad(dist, e))?;
+            let mut out = vec![0i64; count];
+            categoricals(
+                &mut g,
+                &floats[0],
+                params[0].dtype() == DType::F32,
+                &mut out,
+            )
+            .map_err(|e| bad(dist, e))?;
             Tensor::from_slice(&out, &shape)?
         }
         Distribution::BetaBinom => {

@@ -2,10 +2,12 @@
 //! parameters): [`draw_scalars`] is the one loop that draws them, which the interpreter's
 //! kernel runs on columns it builds from tensors and [`ScalarDraws`] on columns a caller
 //! fills in place (a staged loop's host call), so both draw the same values bit for bit.
+//! [`ScalarDraws`] also draws categoricals (one index per batch element from a row of
+//! probabilities) through the kernel's own `categoricals`.
 
 use super::{
-    Column, Narrow, array_wording, bad, draw_float, draw_int, fill_repeated, generator_from_words,
-    generator_words, scipy_degenerate,
+    Column, Narrow, array_wording, bad, categoricals, draw_float, draw_int, fill_repeated,
+    generator_from_words, generator_words, scipy_degenerate,
 };
 use crate::KernelError;
 use oxtensor_data::{DType, Element, broadcast_shapes};
@@ -86,7 +88,8 @@ pub(super) fn draw_scalars(
     }
 }
 
-/// Draws of one random node of a scalar distribution over a batch shape fixed in advance,
+/// Draws of one random node of a scalar distribution, or of a categorical, over a batch shape
+/// fixed in advance,
 /// with its parameter columns and draws kept between calls: a staged loop's host call fills
 /// the parameters in place ([`Self::load_param`]), draws ([`Self::draw`]) and copies the draws
 /// out ([`Self::write`]), allocating nothing per draw. It runs [`draw_scalars`], the loop of
@@ -106,16 +109,29 @@ pub struct ScalarDraws {
 
 impl ScalarDraws {
     /// The draws of `r` over batch shape `batch` from parameters of dtypes and extents
-    /// `params`, or `None` when `r` is not a scalar distribution, a parameter does not
-    /// broadcast to `batch`, or (without a `size`) the parameters' broadcast shape is not
-    /// `batch`: the kernel then draws (or reports the error).
+    /// `params`, or `None` when `r` is neither a scalar distribution nor a categorical, a
+    /// parameter does not broadcast to `batch`, or (without a `size`) the parameters'
+    /// broadcast shape is not `batch`: the kernel then draws (or reports the error).
     pub fn new(r: RandomOp, params: &[(DType, &[usize])], batch: &[usize]) -> Option<ScalarDraws> {
         let dist = r.dist;
-        if !is_scalar(dist) || params.len() != dist.params().len() || params.len() > 3 {
+        if !(is_scalar(dist) || dist == Distribution::Categorical)
+            || params.len() != dist.params().len()
+            || params.len() > 3
+        {
             return None;
         }
+        // Each parameter's batch extents and the element count of its core (a categorical's
+        // row of probabilities; 1 for a scalar parameter).
+        let split: Vec<(&[usize], usize)> = params
+            .iter()
+            .enumerate()
+            .map(|(k, (_, shape))| {
+                let at = shape.len().checked_sub(dist.param_core_ndims(k))?;
+                Some((&shape[..at], shape[at..].iter().product()))
+            })
+            .collect::<Option<_>>()?;
         let mut joined: Vec<usize> = Vec::new();
-        for (_, shape) in params {
+        for (shape, _) in &split {
             joined = broadcast_shapes(&joined, shape).ok()?.to_vec();
         }
         match r.size_ndim {
@@ -126,31 +142,31 @@ impl ScalarDraws {
             _ => {}
         }
         let count: usize = batch.iter().product();
-        let col = |shape: &[usize]| {
+        let col = |(shape, core): (&[usize], usize)| {
             let repeated = shape.iter().product::<usize>() == 1;
-            let len = if repeated { 1 } else { count };
-            (repeated, len)
+            let len = if repeated { core } else { count * core };
+            (repeated, len, core)
         };
-        let floats = params
+        let floats = split
             .iter()
-            .map(|(_, s)| {
-                let (repeated, len) = col(s);
+            .map(|&s| {
+                let (repeated, len, core) = col(s);
                 Column {
                     values: vec![0.0; len],
-                    core: 1,
+                    core,
                     repeated,
                 }
             })
             .collect();
         let mut ints = Vec::new();
         let mut int_slot = Vec::new();
-        for (k, (_, s)) in params.iter().enumerate() {
+        for (k, &s) in split.iter().enumerate() {
             if dist.int_param(k) {
-                let (repeated, len) = col(s);
+                let (repeated, len, core) = col(s);
                 int_slot.push(Some(ints.len()));
                 ints.push(Column {
                     values: vec![0; len],
-                    core: 1,
+                    core,
                     repeated,
                 });
             } else {
@@ -182,8 +198,9 @@ impl ScalarDraws {
         self.batch.iter().product()
     }
 
-    /// How many values parameter `k` takes: 1 when one value serves every batch element
-    /// (it has one element), else one per batch element, in C order over the batch shape.
+    /// How many values parameter `k` takes: its core's elements (1 for a scalar parameter)
+    /// when one core serves every batch element, else a core per batch element, in C order
+    /// over the batch shape and then the core.
     pub fn param_len(&self, k: usize) -> usize {
         self.floats.get(k).map_or(0, |c| c.values.len())
     }
@@ -228,6 +245,16 @@ impl ScalarDraws {
             )));
         }
         let mut g = generator_from_words(words)?;
+        if self.r.dist == Distribution::Categorical {
+            categoricals(
+                &mut g,
+                &self.floats[0],
+                self.narrow.f32[0],
+                &mut self.int_out,
+            )
+            .map_err(|e| bad(self.r.dist, e))?;
+            return Ok(generator_words(&g));
+        }
         let out = if self.r.dist.is_discrete() {
             Draws::Int(&mut self.int_out)
         } else {
