@@ -185,7 +185,7 @@ fn reduce_panel<T: Real>(
                 *y = x.mul_add(s1, z.mul_add(s2, *y));
             }
         }
-        wj.iter_mut().for_each(|y| *y = *y * lapack_tau);
+        wj.iter_mut().for_each(|y| *y *= lapack_tau);
         let alpha = T::lit(-0.5) * lapack_tau * dot(wj, vj);
         for (y, &x) in wj.iter_mut().zip(vj.iter()) {
             *y = x.mul_add(alpha, *y);
