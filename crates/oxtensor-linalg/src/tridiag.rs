@@ -40,6 +40,12 @@ pub(crate) struct Tridiagonal<T> {
     pub tau: Vec<T>,
 }
 
+/// Whether [`tridiagonalize`] reduces a matrix of order `n` by panels (else it is faer's
+/// unblocked reduction throughout).
+pub(crate) fn is_blocked(n: usize) -> bool {
+    n > NX
+}
+
 /// Reduces the symmetric matrix whose lower triangle the `n × n` column-major `a` (leading
 /// dimension `n`) holds to tridiagonal form. On return the part of `a` below its subdiagonal
 /// holds the essential parts of the reflectors (column `k`'s reduces column `k`); the upper

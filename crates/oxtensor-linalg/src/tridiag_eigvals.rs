@@ -12,7 +12,7 @@ use crate::tridiag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
 use faer::linalg::{evd, householder};
-use faer::{Col, ColRef, Conj, Mat, MatMut, MatRef, Par};
+use faer::{Col, ColRef, Conj, Mat, MatMut, MatRef, Par, Side};
 
 /// The iteration did not converge (after 30 sweeps per eigenvalue on average).
 #[derive(Debug)]
@@ -50,11 +50,14 @@ pub(crate) fn symmetric_eigen<T: Real>(
     lower: bool,
 ) -> Result<(Col<T>, Mat<T>), NoConvergence> {
     let n = a.nrows();
+    if !tridiag::is_blocked(n) {
+        // The reduction would be faer's own: so is the whole decomposition, with its buffers.
+        let side = if lower { Side::Lower } else { Side::Upper };
+        let f = a.self_adjoint_eigen(side).map_err(|_| NoConvergence)?;
+        return Ok((f.S().column_vector().to_owned(), f.U().to_owned()));
+    }
     let mut w = Col::<T>::zeros(n);
     let mut u = Mat::<T>::zeros(n, n);
-    if n == 0 {
-        return Ok((w, u));
-    }
     let src = if lower { a } else { a.transpose() };
     let mut buf = vec![T::lit(0.0); n * n];
     MatMut::from_column_major_slice_mut(&mut buf, n, n).copy_from_triangular_lower(src);
