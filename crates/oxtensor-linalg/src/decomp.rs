@@ -366,18 +366,17 @@ fn eigh_imp<T: Real>(
             o[0].copy_from_slice(&w);
             return Ok(());
         }
-        let f = a.self_adjoint_eigen(side).map_err(no_conv)?;
-        let w = f.S().column_vector();
+        let (w, v) = tridiag_eigvals::symmetric_eigen(a, side == Side::Lower).map_err(no_conv)?;
         for (i, x) in o[0].iter_mut().enumerate() {
             *x = w[i];
         }
         match chol {
             Some(l) => {
-                let mut v = f.U().to_owned();
+                let mut v = v;
                 l.transpose().solve_upper_triangular_in_place(v.as_mut());
                 write_rows(v.as_ref(), o[1]);
             }
-            None => write_rows(f.U(), o[1]),
+            None => write_rows(v.as_ref(), o[1]),
         }
         Ok(())
     })

@@ -49,6 +49,7 @@ mod schur;
 mod small;
 mod solve;
 mod sylvester;
+mod tridiag;
 mod tridiag_eigvals;
 mod util;
 

@@ -26,6 +26,8 @@ pub trait Real:
     fn nan() -> Self;
     /// Machine epsilon.
     fn eps() -> Self;
+    /// `self * a + b` with one rounding (a fused multiply-add where the CPU has one).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! impl_real {
@@ -54,6 +56,10 @@ macro_rules! impl_real {
             }
             fn eps() -> Self {
                 <$t>::EPSILON
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
             }
         }
     };

@@ -1,5 +1,5 @@
-//! Eigenvalues of a symmetric matrix without eigenvectors: faer's Householder
-//! tridiagonalisation, then the root-free QL/QR iteration of Pal, Walker and Kahan on the
+//! Eigenvalues of a symmetric matrix without eigenvectors: a blocked Householder
+//! tridiagonalisation (the `tridiag` module), then the root-free QL/QR iteration of Pal, Walker and Kahan on the
 //! tridiagonal matrix (the method of LAPACK's `sterf`, which `syev`/`syevd` use for values).
 //!
 //! The root-free iteration works on the squares of the off-diagonal elements, so one
@@ -8,9 +8,11 @@
 //! safe range first and iterated from whichever end holds the smaller diagonal element.
 
 use crate::Real;
+use crate::tridiag;
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::evd::tridiag;
-use faer::{Mat, MatRef, Par};
+use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
+use faer::linalg::{evd, householder};
+use faer::{Col, ColRef, Conj, Mat, MatMut, MatRef, Par, Side};
 
 /// The iteration did not converge (after 30 sweeps per eigenvalue on average).
 #[derive(Debug)]
@@ -26,25 +28,90 @@ pub(crate) fn symmetric_eigenvalues<T: Real>(
     if n == 0 {
         return Ok(Vec::new());
     }
-    // faer reduces the lower triangle of a column-major matrix; the upper triangle of `a` is
-    // the lower one of its transpose.
+    // The reduction reads the lower triangle of a column-major matrix; the upper triangle of
+    // `a` is the lower one of its transpose.
     let src = if lower { a } else { a.transpose() };
-    let mut t = Mat::<T>::zeros(n, n);
-    t.copy_from_triangular_lower(src);
-    let mut tau = Mat::<T>::zeros(1, n - 1);
-    let scratch = tridiag::tridiag_in_place_scratch::<T>(n, Par::Seq, Default::default());
-    let mut mem = MemBuffer::new(scratch);
-    tridiag::tridiag_in_place(
-        t.as_mut(),
-        tau.as_mut(),
-        Par::Seq,
-        MemStack::new(&mut mem),
-        Default::default(),
-    );
-    let mut d: Vec<f64> = (0..n).map(|i| t[(i, i)].as_f64()).collect();
-    let mut e: Vec<f64> = (0..n - 1).map(|i| t[(i + 1, i)].as_f64()).collect();
+    let mut buf = vec![T::lit(0.0); n * n];
+    MatMut::from_column_major_slice_mut(&mut buf, n, n).copy_from_triangular_lower(src);
+    let t = tridiag::tridiagonalize(&mut buf, n);
+    let mut d: Vec<f64> = t.d.iter().map(|x| x.as_f64()).collect();
+    let mut e: Vec<f64> = t.e.iter().map(|x| x.as_f64()).collect();
     tridiagonal_eigenvalues(&mut d, &mut e)?;
     Ok(d.into_iter().map(T::lit).collect())
+}
+
+/// The eigenvalues (ascending) and eigenvectors (the columns of the matrix) of the symmetric
+/// matrix whose `lower` (else upper) triangle `a` holds: the blocked reduction, faer's
+/// tridiagonal eigensolver (divide and conquer), then the reflectors applied to its
+/// eigenvectors by faer's blocked Householder products, the steps of faer's
+/// `self_adjoint_evd` with the reduction swapped.
+pub(crate) fn symmetric_eigen<T: Real>(
+    a: MatRef<'_, T>,
+    lower: bool,
+) -> Result<(Col<T>, Mat<T>), NoConvergence> {
+    let n = a.nrows();
+    if !tridiag::is_blocked(n) {
+        // The reduction would be faer's own: so is the whole decomposition, with its buffers.
+        let side = if lower { Side::Lower } else { Side::Upper };
+        let f = a.self_adjoint_eigen(side).map_err(|_| NoConvergence)?;
+        return Ok((f.S().column_vector().to_owned(), f.U().to_owned()));
+    }
+    let mut w = Col::<T>::zeros(n);
+    let mut u = Mat::<T>::zeros(n, n);
+    let src = if lower { a } else { a.transpose() };
+    let mut buf = vec![T::lit(0.0); n * n];
+    MatMut::from_column_major_slice_mut(&mut buf, n, n).copy_from_triangular_lower(src);
+    let t = tridiag::tridiagonalize(&mut buf, n);
+    let m = n - 1;
+    // The reflectors: column j of `basis` (rows 1.. of the reduced matrix) is reflector j
+    // with its unit on the diagonal; faer's blocked products want each block's triangular
+    // factor, built from the `τ`s as faer's own reduction builds it.
+    let basis = MatRef::from_column_major_slice(&buf, n, n).submatrix(1, 0, m, m);
+    let bs = recommended_block_size::<T>(n, n);
+    let mut factor = Mat::<T>::zeros(bs, m);
+    let mut j = 0;
+    while j < m {
+        let b = bs.min(m - j);
+        let mut block = factor.as_mut().submatrix_mut(0, j, b, b);
+        for k in 0..b {
+            block[(k, k)] = t.tau[j + k];
+        }
+        householder::upgrade_householder_factor(
+            block,
+            basis.submatrix(j, j, m - j, b),
+            b,
+            1,
+            Par::Seq,
+        );
+        j += b;
+    }
+    let scratch = evd::self_adjoint_evd_scratch::<T>(
+        n,
+        evd::ComputeEigenvectors::Yes,
+        Par::Seq,
+        Default::default(),
+    );
+    let mut mem = MemBuffer::new(scratch);
+    let stack = MemStack::new(&mut mem);
+    evd::tridiagonal_self_adjoint_evd(
+        ColRef::from_slice(&t.d).as_diagonal(),
+        ColRef::from_slice(&t.e).as_diagonal(),
+        w.as_mut().as_diagonal_mut(),
+        Some(u.as_mut()),
+        Par::Seq,
+        stack,
+        Default::default(),
+    )
+    .map_err(|_| NoConvergence)?;
+    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+        basis,
+        factor.as_ref(),
+        Conj::No,
+        u.as_mut().subrows_mut(1, m),
+        Par::Seq,
+        stack,
+    );
+    Ok((w, u))
 }
 
 /// The eigenvalues of the symmetric tridiagonal matrix with diagonal `d` and off-diagonal
