@@ -1,6 +1,7 @@
 //! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
+use crate::bidiag_dc;
 use crate::bidiag_svals;
 use crate::qr_factor;
 use crate::small;
@@ -259,6 +260,15 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         return Ok(vec![t]);
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
+    if k > 0 && (m.max(n) as f64) <= SVD_DC_RATIO * k as f64 {
+        return b.run_into_many(&[&[m, ur], &[k], &[vr, n]], StackReq::empty(), |c, o, _| {
+            let [u, s, vh] = o else {
+                unreachable!("three outputs")
+            };
+            bidiag_dc::svd(c[0].mat(), u, s, vh, p.full_matrices)
+                .map_err(|_| LinalgError::NoConvergence { op: "svd" })
+        });
+    }
     let compute = if p.full_matrices {
         ComputeSvdVectors::Full
     } else {
@@ -287,6 +297,11 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         .map_err(no_conv)
     })
 }
+
+/// Up to this aspect ratio the SVD with vectors is our own (faer's bidiagonalisation, then
+/// [`bidiag_dc`]'s divide and conquer); a longer matrix goes to faer's SVD, which factors
+/// it `QR` first (past the same ratio) and bidiagonalises the square `R`.
+const SVD_DC_RATIO: f64 = 11.0 / 6.0;
 
 /// Below this size faer's SVD solves a bidiagonal block by the QR iteration with rotations
 /// applied to the vectors; above, by divide and conquer. faer's default (128) leaves

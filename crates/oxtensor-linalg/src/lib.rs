@@ -36,6 +36,7 @@ macro_rules! by_dtype {
 
 mod banded;
 mod batch;
+mod bidiag_dc;
 mod bidiag_svals;
 mod construct;
 mod decomp;
