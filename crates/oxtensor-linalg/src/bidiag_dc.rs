@@ -15,13 +15,9 @@
 //! orthogonal), and the vectors of `M` multiply the blocks' vectors in two matrix products
 //! per side.
 
-use crate::Real;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::householder;
+use crate::secular::{Root, secular_root};
 use faer::linalg::matmul::matmul;
-use faer::linalg::qr::no_pivoting::factor as qr;
-use faer::linalg::svd::bidiag;
-use faer::{Accum, Conj, Mat, MatMut, MatRef, Par};
+use faer::{Accum, MatMut, MatRef, Par};
 
 /// The iteration did not converge, or an element was not finite.
 #[derive(Debug)]
@@ -30,8 +26,9 @@ pub(crate) struct NoConvergence;
 /// Blocks with at most this many rows are solved by the QR iteration.
 const LEAF: usize = 25;
 
-/// The SVD of one block: `B = U [diag(s) 0] Vᵀ`, `s` descending, `U` (`n × n`) and `V`
-/// (`m × m`, `m = n + sqre`) column-major.
+/// The SVD of one block: `B = U [diag(s) 0] Vᵀ` with `s ≥ 0` in no particular order (a
+/// merge sorts its poles itself), `U` (`n × n`) and `V` (`m × m`, `m = n + sqre`)
+/// column-major.
 pub(crate) struct BlockSvd {
     pub(crate) s: Vec<f64>,
     pub(crate) u: Vec<f64>,
@@ -52,130 +49,7 @@ pub(crate) fn bidiag_svd(d: &[f64], e: &[f64], sqre: bool) -> Result<BlockSvd, N
     merge(left, right, d[k], e[k], sqre)
 }
 
-/// `a = U diag(s) Vh` for a matrix `a` (`m × n`), written row-major into `u` (`m × m` when
-/// `full`, else `m × min(m, n)`), `s` and `vh` (`n × n` or `min(m, n) × n`).
-pub(crate) fn svd<T: Real>(
-    a: MatRef<'_, T>,
-    u: &mut [T],
-    s: &mut [T],
-    vh: &mut [T],
-    full: bool,
-) -> Result<(), NoConvergence> {
-    let (m, n) = a.shape();
-    if m >= n {
-        let (uc, vc) = tall(a, s, full)?;
-        // U as it is; Vh = Vᵀ.
-        let ur = uc.ncols();
-        for i in 0..m {
-            for j in 0..ur {
-                u[i * ur + j] = uc[(i, j)];
-            }
-        }
-        for i in 0..vc.ncols() {
-            for j in 0..n {
-                vh[i * n + j] = vc[(j, i)];
-            }
-        }
-    } else {
-        // aᵀ = U' Σ V'ᵀ, so a = V' Σ U'ᵀ.
-        let (uc, vc) = tall(a.transpose(), s, full)?;
-        let ur = vc.ncols();
-        for i in 0..m {
-            for j in 0..ur {
-                u[i * ur + j] = vc[(i, j)];
-            }
-        }
-        for i in 0..uc.ncols() {
-            for j in 0..n {
-                vh[i * n + j] = uc[(j, i)];
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The SVD of a matrix at least as tall as wide, with column-major `U` (`m × m` when `full`,
-/// else `m × n`) and `V` (`n × n`).
-fn tall<T: Real>(
-    a: MatRef<'_, T>,
-    s: &mut [T],
-    full: bool,
-) -> Result<(Mat<T>, Mat<T>), NoConvergence> {
-    let (m, n) = a.shape();
-    let ur = if full { m } else { n };
-    if n == 0 {
-        return Ok((Mat::identity(m, ur), Mat::zeros(0, 0)));
-    }
-    let mut bid = a.to_owned();
-    let bs = qr::recommended_block_size::<T>(m, n);
-    let mut hl = Mat::<T>::zeros(bs, n);
-    let mut hr = Mat::<T>::zeros(bs, n - 1);
-    let mut mem = MemBuffer::new(
-        bidiag::bidiag_in_place_scratch::<T>(m, n, Par::Seq, Default::default()).or(
-            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
-                m,
-                bs,
-                ur.max(n),
-            ),
-        ),
-    );
-    let stack = MemStack::new(&mut mem);
-    bidiag::bidiag_in_place(
-        bid.as_mut(),
-        hl.as_mut(),
-        hr.as_mut(),
-        Par::Seq,
-        stack,
-        Default::default(),
-    );
-    let mut d: Vec<f64> = (0..n).map(|i| bid[(i, i)].as_f64()).collect();
-    let mut e: Vec<f64> = (0..n - 1).map(|i| bid[(i, i + 1)].as_f64()).collect();
-    let big = d.iter().chain(e.iter()).fold(0.0f64, |x, y| x.max(y.abs()));
-    if !big.is_finite() {
-        return Err(NoConvergence);
-    }
-    let scale = if big == 0.0 { 1.0 } else { big };
-    d.iter_mut().chain(e.iter_mut()).for_each(|x| *x /= scale);
-    let b = bidiag_svd(&d, &e, false)?;
-    for (o, x) in s.iter_mut().zip(&b.s) {
-        *o = T::lit(x * scale);
-    }
-    let mut uc = Mat::<T>::zeros(m, ur);
-    for j in 0..n {
-        for i in 0..n {
-            uc[(i, j)] = T::lit(b.u[j * n + i]);
-        }
-    }
-    for j in n..ur {
-        uc[(j, j)] = T::lit(1.0);
-    }
-    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-        bid.as_ref(),
-        hl.as_ref(),
-        Conj::No,
-        uc.as_mut(),
-        Par::Seq,
-        MemStack::new(&mut mem),
-    );
-    let mut vc = Mat::<T>::from_fn(n, n, |i, j| T::lit(b.v[j * n + i]));
-    if n > 1 {
-        for j in 1..n {
-            for i in 0..j {
-                bid[(j, i)] = bid[(i, j)];
-            }
-        }
-        householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-            bid.as_ref().submatrix(1, 0, n - 1, n - 1),
-            hr.as_ref(),
-            Conj::No,
-            vc.as_mut().subrows_mut(1, n - 1),
-            Par::Seq,
-            MemStack::new(&mut mem),
-        );
-    }
-    Ok((uc, vc))
-}
-
+/// The `n × n` identity, column-major.
 fn identity(n: usize) -> Vec<f64> {
     let mut m = vec![0.0; n * n];
     for i in 0..n {
@@ -250,23 +124,14 @@ fn leaf(d0: &[f64], e0: &[f64], sqre: bool) -> Result<BlockSvd, NoConvergence> {
         }
     }
     qr_sweeps(&mut d, &mut e, &mut u, &mut v, m)?;
-    // Positive values, descending.
+    // Positive values.
     for (j, x) in d.iter_mut().enumerate() {
         if *x < 0.0 {
             *x = -*x;
             u[j * n..(j + 1) * n].iter_mut().for_each(|y| *y = -*y);
         }
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| d[b].total_cmp(&d[a]));
-    let s = order.iter().map(|&j| d[j]).collect();
-    let mut uo = vec![0.0; n * n];
-    let mut vo = v.clone();
-    for (t, &j) in order.iter().enumerate() {
-        uo[t * n..(t + 1) * n].copy_from_slice(&u[j * n..(j + 1) * n]);
-        vo[t * m..(t + 1) * m].copy_from_slice(&v[j * m..(j + 1) * m]);
-    }
-    Ok(BlockSvd { s, u: uo, v: vo })
+    Ok(BlockSvd { s: d, u, v })
 }
 
 /// The QR iteration on the square upper bidiagonal `(d, e)`, accumulating the left
@@ -395,13 +260,6 @@ impl Part {
     }
 }
 
-/// One root of the secular equation: `σ² = d[origin]² + mu`.
-#[derive(Clone, Copy)]
-struct Root {
-    origin: usize,
-    mu: f64,
-}
-
 /// Merges the SVDs of the upper block (`k × (k+1)`) and the lower block (`nr × (nr+sqre)`)
 /// joined by the row with `alpha` (at column `k`) and `beta` (at column `k + 1`).
 fn merge(
@@ -448,17 +306,20 @@ fn merge(
         (r0 / z0, r1 / z0)
     };
     z[0] = z0;
-    for i in 0..kl {
-        vb[i] = c0 * left.v[k * kl + i];
+    // The blocks' null vectors (the last columns of their V), rotated into w₀ (column 0)
+    // and, when the merged block is wide, its own null vector (column n).
+    let null_l = &left.v[k * kl..];
+    for (o, x) in vb[..kl].iter_mut().zip(null_l) {
+        *o = c0 * x;
     }
     if sqre {
-        for i in 0..mr {
-            vb[kl + i] = s0 * right.v[nr * mr + i];
-            // The null vector of the merged block.
-            vb[n * m + kl + i] = c0 * right.v[nr * mr + i];
+        let null_r = &right.v[nr * mr..];
+        for (i, x) in null_r.iter().enumerate() {
+            vb[kl + i] = s0 * x;
+            vb[n * m + kl + i] = c0 * x;
         }
-        for i in 0..kl {
-            vb[n * m + i] = -s0 * left.v[k * kl + i];
+        for (o, x) in vb[n * m..n * m + kl].iter_mut().zip(null_l) {
+            *o = -s0 * x;
         }
     }
     for t in 0..k {
@@ -628,22 +489,7 @@ fn merge(
     if sqre {
         vo[n * m..].copy_from_slice(&vb[n * m..]);
     }
-    // Descending order.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| s[b].total_cmp(&s[a]));
-    let mut so = Vec::with_capacity(n);
-    let mut uf = vec![0.0; n * n];
-    let mut vf = vo.clone();
-    for (t, &j) in order.iter().enumerate() {
-        so.push(s[j]);
-        uf[t * n..(t + 1) * n].copy_from_slice(&uo[j * n..(j + 1) * n]);
-        vf[t * m..(t + 1) * m].copy_from_slice(&vo[j * m..(j + 1) * m]);
-    }
-    Ok(BlockSvd {
-        s: so,
-        u: uf,
-        v: vf,
-    })
+    Ok(BlockSvd { s, u: uo, v: vo })
 }
 
 /// Rows `rows` of the first `kk` output columns: `out[rows, i] = Σ_q basis[rows, live[q]]
@@ -695,90 +541,4 @@ fn product(
         1.0,
         Par::Seq,
     );
-}
-
-/// The root of `1 + Σ zⱼ² / (dⱼ² − σ²) = 0` between `d[i]` and `d[i+1]` (above `d[i]` for
-/// the last), relative to the nearer of the two poles.
-fn secular_root(d: &[f64], z: &[f64], i: usize) -> Result<Root, NoConvergence> {
-    let kk = d.len();
-    let eps = f64::EPSILON;
-    let diff = |o: usize, j: usize| (d[j] - d[o]) * (d[j] + d[o]);
-    let f_at = |o: usize, mu: f64| -> f64 {
-        1.0 + (0..kk)
-            .map(|j| z[j] * z[j] / (diff(o, j) - mu))
-            .sum::<f64>()
-    };
-    let (origin, mut lo, mut hi) = if i + 1 < kk {
-        let gap = diff(i, i + 1);
-        if f_at(i, gap / 2.0) >= 0.0 {
-            (i, 0.0, gap / 2.0)
-        } else {
-            (i + 1, -gap / 2.0, 0.0)
-        }
-    } else {
-        (i, 0.0, z.iter().map(|x| x * x).sum::<f64>())
-    };
-    let dif: Vec<f64> = (0..kk).map(|j| diff(origin, j)).collect();
-    let mut mu = (lo + hi) / 2.0;
-    for _ in 0..100 {
-        let (mut psi, mut dpsi, mut phi, mut dphi) = (0.0, 0.0, 0.0, 0.0);
-        for j in 0..kk {
-            let t = z[j] / (dif[j] - mu);
-            if j <= i {
-                psi += z[j] * t;
-                dpsi += t * t;
-            } else {
-                phi += z[j] * t;
-                dphi += t * t;
-            }
-        }
-        let f = 1.0 + psi + phi;
-        if f.abs() <= 8.0 * eps * kk as f64 * (1.0 + psi.abs() + phi.abs()) {
-            break;
-        }
-        if f < 0.0 {
-            lo = mu;
-        } else {
-            hi = mu;
-        }
-        // Two-pole model matching f and f′ at mu.
-        let dl = dif[i] - mu;
-        let sl = dl * dl * dpsi;
-        let eta = if i + 1 < kk {
-            let dr = dif[i + 1] - mu;
-            let sr = dr * dr * dphi;
-            let c = f - sl / dl - sr / dr;
-            let a = c * (dl + dr) + sl + sr;
-            let b = c * dl * dr + sl * dr + sr * dl;
-            if c == 0.0 {
-                b / a
-            } else {
-                let disc = (a * a - 4.0 * b * c).max(0.0).sqrt();
-                let (e1, e2) = if a >= 0.0 {
-                    ((a + disc) / (2.0 * c), 2.0 * b / (a + disc))
-                } else {
-                    ((a - disc) / (2.0 * c), 2.0 * b / (a - disc))
-                };
-                if e1 > dl && e1 < dr { e1 } else { e2 }
-            }
-        } else {
-            let c = f - sl / dl;
-            dl + sl / c
-        };
-        let next = mu + eta;
-        let next = if next > lo && next < hi && next.is_finite() {
-            next
-        } else {
-            (lo + hi) / 2.0
-        };
-        if (next - mu).abs() <= 2.0 * eps * next.abs() || hi - lo <= 2.0 * eps * mu.abs() {
-            mu = next;
-            break;
-        }
-        mu = next;
-    }
-    if !mu.is_finite() {
-        return Err(NoConvergence);
-    }
-    Ok(Root { origin, mu })
 }

@@ -1,10 +1,10 @@
 //! Factorisations: Cholesky, LU, QR, SVD and eigendecompositions.
 
 use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
-use crate::bidiag_dc;
 use crate::bidiag_svals;
 use crate::qr_factor;
 use crate::small;
+use crate::svd_dc;
 use crate::tridiag_eigvals;
 use crate::util::{Lu, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
@@ -265,7 +265,7 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
             let [u, s, vh] = o else {
                 unreachable!("three outputs")
             };
-            bidiag_dc::svd(c[0].mat(), u, s, vh, p.full_matrices)
+            svd_dc::svd(c[0].mat(), u, s, vh, p.full_matrices)
                 .map_err(|_| LinalgError::NoConvergence { op: "svd" })
         });
     }
@@ -298,8 +298,8 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
     })
 }
 
-/// Up to this aspect ratio the SVD with vectors is our own (faer's bidiagonalisation, then
-/// [`bidiag_dc`]'s divide and conquer); a longer matrix goes to faer's SVD, which factors
+/// Up to this aspect ratio the SVD with vectors is our own ([`svd_dc`]: faer's
+/// bidiagonalisation, then our divide and conquer); a longer matrix goes to faer's SVD, which factors
 /// it `QR` first (past the same ratio) and bidiagonalises the square `R`.
 const SVD_DC_RATIO: f64 = 11.0 / 6.0;
 

@@ -20,8 +20,8 @@ fn orthogonal(rng: &mut Rng, n: usize) -> M {
         let vv: f64 = v.iter().map(|x| x * x).sum();
         for j in 0..n {
             let dot: f64 = (0..n).map(|i| v[i] * q.at(i, j)).sum();
-            for i in 0..n {
-                q.d[i * n + j] -= 2.0 * v[i] * dot / vv;
+            for (i, vi) in v.iter().enumerate() {
+                q.d[i * n + j] -= 2.0 * vi * dot / vv;
             }
         }
     }
