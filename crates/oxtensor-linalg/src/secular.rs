@@ -6,8 +6,8 @@
 //! with that pole `d₀` as origin, so that every `dⱼ² − σ² = (dⱼ − d₀)(dⱼ + d₀) − μ` is
 //! computed with small relative error (what the vectors' orthogonality needs). Each step
 //! fits a model with the two neighbouring poles to the function's value and slope at the
-//! current `μ` (the "middle way" of Ren-Cang Li, as LAPACK's `lasd4` does) and solves its
-//! quadratic; a bracket kept by the signs seen so far catches a step that leaves it by
+//! current `μ` (in the spirit of Ren-Cang Li's "middle way", which LAPACK's `lasd4` uses)
+//! and solves its quadratic; a bracket kept by the signs seen so far catches a step that leaves it by
 //! bisection.
 
 use crate::bidiag_dc::NoConvergence;
