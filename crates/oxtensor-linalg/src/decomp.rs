@@ -260,7 +260,7 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         return Ok(vec![t]);
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
-    if k > 0 && (m.max(n) as f64) <= SVD_DC_RATIO * k as f64 {
+    if k >= SVD_DC_FROM && (m.max(n) as f64) <= SVD_DC_RATIO * k as f64 {
         return b.run_into_many(&[&[m, ur], &[k], &[vr, n]], StackReq::empty(), |c, o, _| {
             let [u, s, vh] = o else {
                 unreachable!("three outputs")
@@ -302,6 +302,13 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
 /// bidiagonalisation, then our divide and conquer); a longer matrix goes to faer's SVD, which factors
 /// it `QR` first (past the same ratio) and bidiagonalises the square `R`.
 const SVD_DC_RATIO: f64 = 11.0 / 6.0;
+
+/// Smaller matrices (one leaf of the divide and conquer, nothing to merge) go to faer's SVD
+/// too: its QR iteration solves 2×2 blocks directly as LAPACK's does, so exactly repeated
+/// singular values come out in LAPACK's order (PyTensor's `multivariate_normal(method=
+/// "svd")` of a covariance with a repeated eigenvalue depends on it); our leaves iterate
+/// on them and may round such a tie the other way.
+const SVD_DC_FROM: usize = 26;
 
 /// Below this size faer's SVD solves a bidiagonal block by the QR iteration with rotations
 /// applied to the vectors; above, by divide and conquer. faer's default (128) leaves

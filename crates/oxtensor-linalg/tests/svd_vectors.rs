@@ -196,3 +196,15 @@ fn svd_vectors_of_matrices_with_exact_zeros() {
     let z = Tensor::from_slice(&vec![0.0; 40 * 30], &[40, 30]).expect("t");
     check("zero", &z, true, f64::EPSILON);
 }
+
+/// An exactly repeated singular value keeps LAPACK's order of its vectors (NumPy gives `U`'s
+/// first column `±e₂` for this matrix): PyTensor's `multivariate_normal(method="svd")`
+/// builds its factor from `U √s`, so the tests against it depend on the order.
+#[test]
+fn a_repeated_singular_value_keeps_lapacks_order() {
+    let a = Tensor::from_slice(&[1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 3.0], &[3, 3]).expect("t");
+    let f = la::svd(&[&a], &la::SvdParams::default()).expect("svd");
+    let u = mat_at(&f[0], 0);
+    assert!((u.at(2, 0).abs() - 1.0).abs() < 1e-15, "U = {u:?}");
+    check("repeated 3x3", &a, true, f64::EPSILON);
+}
