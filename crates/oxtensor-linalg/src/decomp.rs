@@ -4,6 +4,7 @@ use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype, rows};
 use crate::bidiag_svals;
 use crate::qr_factor;
 use crate::small;
+use crate::svd_dc;
 use crate::tridiag_eigvals;
 use crate::util::{Lu, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
@@ -259,6 +260,15 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         return Ok(vec![t]);
     }
     let (ur, vr) = if p.full_matrices { (m, n) } else { (k, k) };
+    if k >= SVD_DC_FROM && (m.max(n) as f64) <= SVD_DC_RATIO * k as f64 {
+        return b.run_into_many(&[&[m, ur], &[k], &[vr, n]], StackReq::empty(), |c, o, _| {
+            let [u, s, vh] = o else {
+                unreachable!("three outputs")
+            };
+            svd_dc::svd(c[0].mat(), u, s, vh, p.full_matrices)
+                .map_err(|_| LinalgError::NoConvergence { op: "svd" })
+        });
+    }
     let compute = if p.full_matrices {
         ComputeSvdVectors::Full
     } else {
@@ -287,6 +297,18 @@ fn svd_imp<T: Real>(inputs: &[&Tensor], p: &SvdParams) -> Result<Vec<Tensor>, Li
         .map_err(no_conv)
     })
 }
+
+/// Up to this aspect ratio the SVD with vectors is our own ([`svd_dc`]: faer's
+/// bidiagonalisation, then our divide and conquer); a longer matrix goes to faer's SVD, which factors
+/// it `QR` first (past the same ratio) and bidiagonalises the square `R`.
+const SVD_DC_RATIO: f64 = 11.0 / 6.0;
+
+/// Smaller matrices (one leaf of the divide and conquer, nothing to merge) go to faer's SVD
+/// too: its QR iteration solves 2×2 blocks directly as LAPACK's does, so exactly repeated
+/// singular values come out in LAPACK's order (PyTensor's `multivariate_normal(method=
+/// "svd")` of a covariance with a repeated eigenvalue depends on it); our leaves iterate
+/// on them and may round such a tie the other way.
+const SVD_DC_FROM: usize = 26;
 
 /// Below this size faer's SVD solves a bidiagonal block by the QR iteration with rotations
 /// applied to the vectors; above, by divide and conquer. faer's default (128) leaves

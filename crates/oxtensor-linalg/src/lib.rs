@@ -36,6 +36,7 @@ macro_rules! by_dtype {
 
 mod banded;
 mod batch;
+mod bidiag_dc;
 mod bidiag_svals;
 mod construct;
 mod decomp;
@@ -46,8 +47,10 @@ mod qr_factor;
 mod real;
 mod reduce;
 mod schur;
+mod secular;
 mod small;
 mod solve;
+mod svd_dc;
 mod sylvester;
 mod tridiag;
 mod tridiag_eigvals;

@@ -8,6 +8,7 @@ mod properties;
 mod scipy_fixtures;
 mod spectra;
 mod structured;
+mod svd_vectors;
 
 /// A new test file that is not declared above would never be compiled or run.
 #[test]
