@@ -19,37 +19,27 @@ pub(crate) fn svd<T: Real>(
     vh: &mut [T],
     full: bool,
 ) -> Result<(), NoConvergence> {
-    let (m, n) = a.shape();
-    if m >= n {
-        let (uc, vc) = tall(a, s, full)?;
-        // U as it is; Vh = Vᵀ.
-        let ur = uc.ncols();
-        for i in 0..m {
-            for j in 0..ur {
-                u[i * ur + j] = uc[(i, j)];
-            }
-        }
-        for i in 0..vc.ncols() {
-            for j in 0..n {
-                vh[i * n + j] = vc[(j, i)];
-            }
-        }
+    // A wide `a` is `aᵀ = U' Σ V'ᵀ` transposed: `a = V' Σ U'ᵀ`.
+    let (left, right) = if a.nrows() >= a.ncols() {
+        tall(a, s, full)?
     } else {
-        // aᵀ = U' Σ V'ᵀ, so a = V' Σ U'ᵀ.
         let (uc, vc) = tall(a.transpose(), s, full)?;
-        let ur = vc.ncols();
-        for i in 0..m {
-            for j in 0..ur {
-                u[i * ur + j] = vc[(i, j)];
-            }
-        }
-        for i in 0..uc.ncols() {
-            for j in 0..n {
-                vh[i * n + j] = uc[(j, i)];
-            }
+        (vc, uc)
+    };
+    // `U` as it is; `Vh = Vᵀ`.
+    write_rows(left.as_ref(), u);
+    write_rows(right.as_ref().transpose(), vh);
+    Ok(())
+}
+
+/// Writes `x` row-major into `out`.
+fn write_rows<T: Real>(x: MatRef<'_, T>, out: &mut [T]) {
+    let w = x.ncols();
+    for i in 0..x.nrows() {
+        for j in 0..w {
+            out[i * w + j] = x[(i, j)];
         }
     }
-    Ok(())
 }
 
 /// The SVD of a matrix at least as tall as wide, with column-major `U` (`m × m` when `full`,
