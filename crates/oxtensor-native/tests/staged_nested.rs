@@ -61,39 +61,54 @@ fn loop_of(
     .expect("scan")
 }
 
-/// `y[i, j] = a · y[i, j−1] + x[i, j]`, where `y[i, −1]` is the last value of row `i − 1`
-/// (`c0` for row 0): an outer loop over the rows of `x` whose step runs the AR(1) recurrence
-/// along its row. Outputs: the carry (a state of the outer loop) and every row's trajectory.
-fn ar_rows(x: &Var, a: &Var, c0: &Var) -> Vec<Var> {
-    // The inner loop: over the row's entries, the outer state as its initial value.
-    let (row, carry, ao) = (typed(&[None]), typed(&[]), typed(&[]));
-    let (e, y, ai) = (typed(&[]), typed(&[]), typed(&[]));
-    let next = &(&ai * &y) + &e;
+/// An outer loop over the leading axis of `x` whose step runs an inner loop over that row,
+/// from the outer state (initially `c0`), each inner step `next(x_t, h, p)` with `p` the
+/// loop-invariant parameter `p0`; the inner loop's last value is the next outer state.
+/// `row`, `state` and `param` are the static extents (all unknown) of the outer row, the state
+/// and the parameter. Outputs: the carry and every row's trajectory.
+fn carried_rows(
+    x: &Var,
+    p0: &Var,
+    c0: &Var,
+    (row, state, param): (usize, usize, usize),
+    next: impl Fn(&Var, &Var, &Var) -> Var,
+) -> Vec<Var> {
+    let unknown = |n: usize| typed(&vec![None; n]);
+    let (xr, carry, po) = (unknown(row), unknown(state), unknown(param));
+    let (xt, h, pi) = (unknown(row - 1), unknown(state), unknown(param));
+    let step = next(&xt, &h, &pi);
     let init = oxtensor::ops::expand_dims(&carry, 0).expect("init");
     let traj = loop_of(
-        &[e, y],
-        std::slice::from_ref(&ai),
-        &[next],
+        &[xt, h],
+        std::slice::from_ref(&pi),
+        &[step],
         0,
         false,
         Var::int_constant(-1),
-        std::slice::from_ref(&row),
+        std::slice::from_ref(&xr),
         &[init],
-        std::slice::from_ref(&ao),
+        std::slice::from_ref(&po),
     )
     .remove(0);
     let init = oxtensor::ops::expand_dims(c0, 0).expect("init");
     loop_of(
-        &[row, carry],
-        std::slice::from_ref(&ao),
+        &[xr, carry],
+        std::slice::from_ref(&po),
         &[last(&traj), traj],
         1,
         false,
         Var::int_constant(-1),
         std::slice::from_ref(x),
         &[init],
-        std::slice::from_ref(a),
+        std::slice::from_ref(p0),
     )
+}
+
+/// `y[i, j] = a · y[i, j−1] + x[i, j]`, where `y[i, −1]` is the last value of row `i − 1`
+/// (`c0` for row 0): an outer loop over the rows of `x` whose step runs the AR(1) recurrence
+/// along its row. Outputs: the carry (a state of the outer loop) and every row's trajectory.
+fn ar_rows(x: &Var, a: &Var, c0: &Var) -> Vec<Var> {
+    carried_rows(x, a, c0, (1, 0, 0), |e, y, ai| &(ai * y) + e)
 }
 
 /// [`ar_rows`] by hand: the carries and the trajectories.
@@ -402,34 +417,9 @@ fn a_shape_error_inside_the_inner_loop_names_the_step() {
 /// loop is a staged loop nested in the outer one. Outputs: the carry and every document's
 /// trajectory.
 fn rnn_documents(x: &Var, w: &Var, h0: &Var) -> Vec<Var> {
-    let (doc, carry, wo) = (typed(&[None, None]), typed(&[None]), typed(&[None, None]));
-    let (xt, hp, wi) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
-    let next = (&wi.matmul(&hp) + &xt).tanh();
-    let init = oxtensor::ops::expand_dims(&carry, 0).expect("init");
-    let traj = loop_of(
-        &[xt, hp],
-        std::slice::from_ref(&wi),
-        &[next],
-        0,
-        false,
-        Var::int_constant(-1),
-        std::slice::from_ref(&doc),
-        &[init],
-        std::slice::from_ref(&wo),
-    )
-    .remove(0);
-    let init = oxtensor::ops::expand_dims(h0, 0).expect("init");
-    loop_of(
-        &[doc, carry],
-        std::slice::from_ref(&wo),
-        &[last(&traj), traj],
-        1,
-        false,
-        Var::int_constant(-1),
-        std::slice::from_ref(x),
-        &[init],
-        std::slice::from_ref(w),
-    )
+    carried_rows(x, w, h0, (2, 1, 2), |xt, hp, wi| {
+        (&wi.matmul(hp) + xt).tanh()
+    })
 }
 
 #[test]
