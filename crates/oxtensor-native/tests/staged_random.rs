@@ -402,3 +402,106 @@ fn an_invalid_scale_at_some_step_is_reported_by_the_interpreter() {
     let (g, vals) = recurrence(step, (DType::F64, &[], f64s(&[2.5], &[1])), &[], 1, 5);
     assert_reported_by_the_interpreter(&g, vals, "step 2 of");
 }
+
+/// A draw of `dist` with parameters `params` (and a `size` when given), its default dtype.
+fn draw_of(dist: Distribution, r: &Var, size: Option<&Var>, params: &[Var]) -> (Var, Var) {
+    random::random_variable(dist, r, size, params, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", dist.name()))
+}
+
+/// A random walk with correlated noise for each method of `multivariate_normal`:
+/// `x ← mvn(x, Σ)` with `Σ = o[0]` (3 × 3); then, mapped, a draw of `size` (2,) around the
+/// state and one per covariance of `o[1]` (2 × 3 × 3) around the two means `0.5·x` and `x`.
+fn mv_walk(dist: Distribution) -> Step {
+    fn walk(dist: Distribution, x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+        let (r, x_new) = draw_of(dist, r, None, &[x.clone(), o[0].clone()]);
+        let (r, sized) = draw_of(dist, &r, Some(&size(&[2])), &[x.clone(), o[0].clone()]);
+        let means = oxtensor_graph::build::stack(&[x * 0.5, x.clone()], 0).expect("means");
+        let (r, batched) = draw_of(dist, &r, None, &[means, o[1].clone()]);
+        (x_new, r, vec![sized, batched])
+    }
+    match dist {
+        Distribution::MvNormalSvd => |x, r, o| walk(Distribution::MvNormalSvd, x, r, o),
+        Distribution::MvNormalEigh => |x, r, o| walk(Distribution::MvNormalEigh, x, r, o),
+        _ => |x, r, o| walk(Distribution::MvNormal, x, r, o),
+    }
+}
+
+/// A point of the simplex moved by Dirichlet and multinomial draws: `x ← dirichlet(1 + 5x)`;
+/// mapped, a `size` (4,) of Dirichlet draws from small alphas `0.05·x` (NumPy's stick
+/// breaking), Dirichlet draws from the two rows of `o[0]` (2 × 3), counts of
+/// `multinomial(20, x)`, and a `size` (3, 2) of counts with `n` = (5, 40) and the rows of `o[0]`.
+fn simplex(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+    let (r, x_new) = draw_of(Distribution::Dirichlet, r, None, &[&(x * 5.0) + 1.0]);
+    let (r, small) = draw_of(Distribution::Dirichlet, &r, Some(&size(&[4])), &[x * 0.05]);
+    let (r, rows) = draw_of(Distribution::Dirichlet, &r, None, &[o[0].clone()]);
+    let twenty = Var::int_constant(20);
+    let (r, counts) = draw_of(
+        Distribution::Multinomial,
+        &r,
+        None,
+        &[twenty, x_new.clone()],
+    );
+    let ns = Var::constant(Tensor::from_slice(&[5i64, 40], &[2]).expect("n"));
+    let six = size(&[3, 2]);
+    let (r, sized) = draw_of(
+        Distribution::Multinomial,
+        &r,
+        Some(&six),
+        &[ns, o[0].clone()],
+    );
+    (x_new, r, vec![small, rows, counts, sized])
+}
+
+#[test]
+fn loops_drawing_vectors_run_as_staged_c_loops_with_the_interpreters_draws() {
+    let cov = f64s(&[2.0, 0.3, 0.1, 0.3, 1.0, -0.2, 0.1, -0.2, 0.5], &[3, 3]);
+    let covs = f64s(
+        &[
+            2.0, 0.3, 0.1, 0.3, 1.0, -0.2, 0.1, -0.2, 0.5, // the first
+            1.0, 0.5, 0.0, 0.5, 2.0, 0.1, 0.0, 0.1, 3.0, // the second
+        ],
+        &[2, 3, 3],
+    );
+    let x0 = f64s(&[0.1, 0.2, -0.3], &[1, 3]);
+    for (seed, dist) in [
+        Distribution::MvNormal,
+        Distribution::MvNormalSvd,
+        Distribution::MvNormalEigh,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let others = [cov.clone(), covs.clone()];
+        let state = (DType::F64, &[3][..], x0.clone());
+        let (g, vals) = recurrence(mv_walk(dist), state, &others, 200 + seed as u128, 9);
+        assert_draws_equal(dist.name(), &g, &vals);
+    }
+    let rows = f64s(&[0.2, 0.5, 0.3, 0.6, 0.1, 0.3], &[2, 3]);
+    let point = (DType::F64, &[3][..], f64s(&[0.2, 0.3, 0.5], &[1, 3]));
+    let (g, vals) = recurrence(simplex, point, &[rows], 210, 9);
+    assert_draws_equal("dirichlet and multinomial", &g, &vals);
+}
+
+#[test]
+fn an_invalid_covariance_or_alpha_at_some_step_is_reported_by_the_interpreter() {
+    // `s ← s − 1` from 2.5: the covariance `s·I` stops being positive definite at step 2.
+    fn cov(s: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+        let s_new = s - 1.0;
+        let mean = Var::constant(f64s(&[0.0; 3], &[3]));
+        let (r, z) = draw_of(Distribution::MvNormal, r, None, &[mean, &o[0] * &s_new]);
+        (s_new, r, vec![z])
+    }
+    // The same `s` as every alpha: negative at step 2.
+    fn alpha(s: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+        let s_new = s - 1.0;
+        let (r, z) = draw_of(Distribution::Dirichlet, r, None, &[&o[0] * &s_new]);
+        (s_new, r, vec![z])
+    }
+    let eye = f64s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], &[3, 3]);
+    let ones = f64s(&[1.0; 3], &[3]);
+    for (step, other) in [(cov as Step, eye), (alpha as Step, ones)] {
+        let (g, vals) = recurrence(step, (DType::F64, &[], f64s(&[2.5], &[1])), &[other], 1, 5);
+        assert_reported_by_the_interpreter(&g, vals, "step 2 of");
+    }
+}

@@ -9,6 +9,14 @@ impl Generator {
     /// `multinomial(n, pvals)`: counts for each category, drawn as conditional binomials. The
     /// last category takes whatever is left, so `pvals[-1]` is not read (as in NumPy).
     pub fn multinomial(&mut self, n: i64, pvals: &[f64]) -> Result<Vec<i64>> {
+        let mut out = vec![0i64; pvals.len()];
+        self.multinomial_into(n, pvals, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::multinomial`] written into `out` (one count per category; its length must be
+    /// `pvals.len()`), so a caller drawing many can keep one buffer.
+    pub fn multinomial_into(&mut self, n: i64, pvals: &[f64], out: &mut [i64]) -> Result<()> {
         if n < 0 {
             return Err(RandomError::new(
                 "n",
@@ -17,6 +25,16 @@ impl Generator {
         }
         if pvals.is_empty() {
             return Err(RandomError::new("pvals", "expected at least one category"));
+        }
+        if out.len() != pvals.len() {
+            return Err(RandomError::new(
+                "pvals",
+                format!(
+                    "{} categories for {} counts (expected as many)",
+                    pvals.len(),
+                    out.len()
+                ),
+            ));
         }
         if let Some(bad) = pvals.iter().find(|p| !(0.0..=1.0).contains(*p)) {
             return Err(RandomError::new(
@@ -34,7 +52,7 @@ impl Generator {
             ));
         }
         let d = pvals.len();
-        let mut out = vec![0i64; d];
+        out.fill(0);
         let mut remaining_p = 1.0;
         let mut dn = n;
         for j in 0..d - 1 {
@@ -48,12 +66,20 @@ impl Generator {
         if dn > 0 {
             out[d - 1] = dn;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `dirichlet(alpha)`: one point of the simplex. Every alpha must be ≥ 0 (NumPy 2): a
     /// zero alpha gives a zero component, a NaN one a NaN point.
     pub fn dirichlet(&mut self, alpha: &[f64]) -> Result<Vec<f64>> {
+        let mut out = vec![0.0; alpha.len()];
+        self.dirichlet_into(alpha, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::dirichlet`] written into `out` (its length must be `alpha.len()`), allocating
+    /// nothing, so a caller drawing many can keep one buffer.
+    pub fn dirichlet_into(&mut self, alpha: &[f64], out: &mut [f64]) -> Result<()> {
         if let Some(bad) = alpha.iter().find(|a| **a < 0.0) {
             return Err(RandomError::new(
                 "alpha",
@@ -61,8 +87,14 @@ impl Generator {
             ));
         }
         let k = alpha.len();
+        if out.len() != k {
+            return Err(RandomError::new(
+                "alpha",
+                format!("{k} alphas for {} components (expected as many)", out.len()),
+            ));
+        }
         if k == 0 {
-            return Ok(Vec::new());
+            return Ok(());
         }
         // `alpha.max()` as NumPy computes it: NaN when any alpha is NaN, which then takes the
         // gamma path below (a NaN alpha gives a NaN point, its gammas still drawn).
@@ -74,40 +106,42 @@ impl Generator {
             }
         });
         if max < 0.1 {
-            let mut csum = vec![0.0; k];
+            // The suffix sums of alpha (NumPy's `csum`, summed from the back), kept in `out`:
+            // step j reads csum[j + 1] before it writes out[j], so each is read in time.
             let mut acc_sum = 0.0;
             for j in (0..k).rev() {
                 acc_sum += alpha[j];
-                csum[j] = acc_sum;
+                out[j] = acc_sum;
             }
-            let mut out = vec![0.0; k];
-            if csum[0] == 0.0 {
+            if out[0] == 0.0 {
                 // Every alpha is zero: the point is all zeros, and nothing is drawn.
-                return Ok(out);
+                out.fill(0.0);
+                return Ok(());
             }
             let mut acc = 1.0;
             for j in 0..k - 1 {
-                let v = self.beta_unchecked(alpha[j], csum[j + 1]);
+                let rest = out[j + 1];
+                let v = self.beta_unchecked(alpha[j], rest);
                 out[j] = acc * v;
                 acc *= 1.0 - v;
-                if csum[j + 1] == 0.0 {
+                if rest == 0.0 {
                     // Every later alpha is zero: v is 1, and the rest of the point is 0.
+                    out[j + 1..].fill(0.0);
                     break;
                 }
             }
             out[k - 1] = acc;
-            return Ok(out);
+            return Ok(());
         }
-        let mut out: Vec<f64> = alpha
-            .iter()
-            .map(|&a| self.standard_gamma_unchecked(a))
-            .collect();
+        for (o, &a) in out.iter_mut().zip(alpha) {
+            *o = self.standard_gamma_unchecked(a);
+        }
         let total: f64 = out.iter().fold(0.0, |s, &v| s + v);
         let inv = 1.0 / total;
-        for v in &mut out {
+        for v in out.iter_mut() {
             *v *= inv;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `shuffle(x)` for a 1-d sequence: Fisher–Yates from the back, `j = interval(i)`.

@@ -9,6 +9,7 @@ mod strided_support;
 mod composite_reduce;
 mod elemwise;
 mod elemwise_cases;
+mod in_place_draws;
 mod index;
 mod inner_bodies;
 mod inplace;
@@ -16,7 +17,6 @@ mod layout;
 mod matmul;
 mod matmul_skinny;
 mod reduce;
-mod scalar_draws;
 mod try_lock;
 
 /// A new test file that is not declared above would never be compiled or run.

@@ -1,13 +1,14 @@
-//! A host call of a random draw of a scalar distribution or a categorical: instead of packing its operands
-//! into tensors for `eval_node`, it reads the generator's words and the parameters straight
-//! from the loop's buffers into a [`ScalarDraws`] (the interpreter kernel's own drawing loop,
-//! with its buffers kept between steps) and writes the next generator and the draws into the
-//! loop's buffers, allocating nothing per step.
+//! A host call of a random draw of a scalar distribution, a categorical, a Dirichlet, a
+//! multinomial or a multivariate normal: instead of packing its operands into tensors for
+//! `eval_node`, it reads the generator's words and the parameters straight from the loop's
+//! buffers into an [`InPlaceDraws`] (the interpreter kernel's own drawing loops, with their
+//! buffers kept between steps) and writes the next generator and the draws into the loop's
+//! buffers, allocating nothing per step.
 
 use crate::staged::Layout;
 use oxtensor_data::{DType, Element, dispatch_dtype};
 use oxtensor_graph::random::{RNG_WORDS, RandomOp};
-use oxtensor_runtime::kernels::random::ScalarDraws;
+use oxtensor_runtime::kernels::random::InPlaceDraws;
 use std::ffi::c_void;
 
 /// One operand read element by element: its dtype and, per dimension of the draw's batch
@@ -18,9 +19,9 @@ struct Operand {
     strides: Vec<isize>,
 }
 
-/// The draw of one host call whose node is a [`RandomOp`] that [`ScalarDraws`] takes.
+/// The draw of one host call whose node is a [`RandomOp`] that [`InPlaceDraws`] takes.
 pub(super) struct DrawCall {
-    draws: ScalarDraws,
+    draws: InPlaceDraws,
     rng: Operand,
     size: Operand,
     params: Vec<Operand>,
@@ -37,7 +38,7 @@ const MAX_RANK: usize = 8;
 impl DrawCall {
     /// The draw of `r` on operands laid out as `inputs` (the generator, `size`, then the
     /// parameters) of dtypes `dtypes`, into outputs laid out as `outputs` (the generator,
-    /// then the draw); `None` when [`ScalarDraws`] does not take it or the layouts are not
+    /// then the draw); `None` when [`InPlaceDraws`] does not take it or the layouts are not
     /// those of a draw, so the call runs the kernel through `eval_node`.
     pub fn new(
         r: RandomOp,
@@ -45,9 +46,11 @@ impl DrawCall {
         dtypes: &[DType],
         outputs: &[(Vec<usize>, DType)],
     ) -> Option<DrawCall> {
-        let [(rng_shape, DType::U64), (batch, draw_dtype)] = outputs else {
+        let [(rng_shape, DType::U64), (shape, draw_dtype)] = outputs else {
             return None;
         };
+        // A vector-valued draw's last dimension is its support; the rest is the batch shape.
+        let batch = &shape[..shape.len().checked_sub(r.dist.support_ndim())?];
         if rng_shape.as_slice() != [RNG_WORDS]
             || *draw_dtype != r.dtype
             || inputs.len() != dtypes.len()
@@ -63,7 +66,10 @@ impl DrawCall {
             .zip(&dtypes[2..])
             .map(|(l, &d)| (d, l.shape.as_slice()))
             .collect();
-        let draws = ScalarDraws::new(r, &params, batch)?;
+        let draws = InPlaceDraws::new(r, &params, batch)?;
+        if draws.count() != shape.iter().product::<usize>() {
+            return None;
+        }
         let size = Operand {
             dtype: dtypes[1],
             shape: inputs[1].shape.clone(),

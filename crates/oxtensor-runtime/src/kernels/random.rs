@@ -13,10 +13,11 @@ use oxtensor_data::{DType, Tensor, broadcast_shapes};
 use oxtensor_graph::random::{Distribution, RNG_WORDS, RandomOp};
 use oxtensor_random::{Generator, Pcg64, Pcg64State, RandomError};
 
+mod in_place;
 mod mvnormal;
 mod scalar;
 
-pub use scalar::ScalarDraws;
+pub use in_place::InPlaceDraws;
 
 const LOW: u128 = u64::MAX as u128;
 
@@ -509,6 +510,48 @@ fn categorical(g: &mut Generator, p: &[f64]) -> i64 {
     p.len() as i64
 }
 
+/// `dirichlet(alpha)` for each of `count` batch elements into `out` (a point of `alpha`'s core
+/// length per batch element, C order).
+fn dirichlets(
+    g: &mut Generator,
+    alpha: &Column<f64>,
+    count: usize,
+    out: &mut [f64],
+) -> Result<(), RandomError> {
+    let k = alpha.core;
+    for i in 0..count {
+        g.dirichlet_into(alpha.at(i), &mut out[i * k..(i + 1) * k])?;
+    }
+    Ok(())
+}
+
+/// `multinomial(n, p)` for each of `count` batch elements into `out` (counts of `p`'s core
+/// length per batch element, C order).
+fn multinomials(
+    g: &mut Generator,
+    n: &Column<i64>,
+    p: &Column<f64>,
+    count: usize,
+    out: &mut [i64],
+) -> Result<(), RandomError> {
+    let k = p.core;
+    for i in 0..count {
+        g.multinomial_into(n.at(i)[0], p.at(i), &mut out[i * k..(i + 1) * k])?;
+    }
+    Ok(())
+}
+
+/// `multivariate_normal`'s covariance core must be `n`x`n` for a mean of `n` entries.
+fn mv_cov_matches(cov: &Column<f64>, n: usize) -> Result<(), KernelError> {
+    if cov.core != n * n {
+        return Err(KernelError::Shape(format!(
+            "multivariate_normal: cov must be {n}x{n} to match mean's {n} entries, got {} entries",
+            cov.core
+        )));
+    }
+    Ok(())
+}
+
 /// `beta(a, b)` for every batch element, then `binomial(n, p)` for each (SciPy's
 /// `betabinom.rvs` as PyTensor calls it), after checking every parameter.
 fn betabinom(
@@ -682,35 +725,26 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
         Distribution::Dirichlet | Distribution::Multinomial => {
             let support = floats[dist.support_param()].core;
             shape.push(support);
-            let mut out_f = Vec::new();
-            let mut out_i = Vec::new();
-            for i in 0..count {
-                if dist == Distribution::Dirichlet {
-                    out_f.extend(g.dirichlet(floats[0].at(i)).map_err(|e| bad(dist, e))?);
-                } else {
-                    let n = ints[0].at(i)[0];
-                    out_i.extend(
-                        g.multinomial(n, floats[1].at(i))
-                            .map_err(|e| bad(dist, e))?,
-                    );
-                }
-            }
             if dist == Distribution::Dirichlet {
-                Tensor::from_slice(&out_f, &shape)?
+                let mut out = vec![0.0; count * support];
+                dirichlets(&mut g, &floats[0], count, &mut out).map_err(|e| bad(dist, e))?;
+                Tensor::from_slice(&out, &shape)?
             } else {
-                Tensor::from_slice(&out_i, &shape)?
+                let mut out = vec![0i64; count * support];
+                multinomials(&mut g, &ints[0], &floats[1], count, &mut out)
+                    .map_err(|e| bad(dist, e))?;
+                Tensor::from_slice(&out, &shape)?
             }
         }
         _ if dist.is_mv_normal() => {
             let n = floats[0].core;
-            if floats[1].core != n * n {
-                return Err(KernelError::Shape(format!(
-                    "multivariate_normal: cov must be {n}x{n} to match mean's {n} entries, got {} entries",
-                    floats[1].core
-                )));
-            }
+            mv_cov_matches(&floats[1], n)?;
             shape.push(n);
-            mvnormal::mv_normal(&mut g, dist, &floats[0], &floats[1], count, n, &shape)?
+            let mut out = vec![0.0; count * n];
+            let mut scratch = mvnormal::MvScratch::default();
+            let params = [&floats[0], &floats[1]];
+            mvnormal::mv_normal(&mut g, dist, params, count, n, &mut scratch, &mut out)?;
+            Tensor::from_slice(&out, &shape)?
         }
         Distribution::Categorical => {
             let mut out = vec![0i64; count];
