@@ -8,7 +8,7 @@ use crate::svd_dc;
 use crate::tridiag_eigvals;
 use crate::util::{Lu, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
-use faer::dyn_stack::StackReq;
+use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::cholesky::llt;
 use faer::linalg::svd::{self as faer_svd, ComputeSvdVectors};
 use faer::{ColMut, Mat, MatMut, Par, Side};
@@ -57,7 +57,28 @@ fn cholesky_imp<T: Real>(
 ) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("cholesky", inputs, &A)?;
     let n = b.square(0, "a")?;
-    let scratch = llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default());
+    let scratch = cholesky_scratch::<T>(n);
+    let t = b.run_into(&[n, n], scratch, |c, out, stack| {
+        cholesky_one(c[0].data, out, n, p, stack)
+    })?;
+    Ok(vec![t])
+}
+
+/// The workspace [`cholesky_one`] needs for order `n`.
+pub(crate) fn cholesky_scratch<T: Real>(n: usize) -> StackReq {
+    llt::factor::cholesky_in_place_scratch::<T>(n, Par::Seq, Default::default())
+}
+
+/// The Cholesky factor of one row-major `n × n` matrix `a` into `out` (row-major, the other
+/// triangle zeroed), as [`cholesky`] computes each batch element: the kernel the batched op
+/// and [`crate::Workspace::cholesky`] share.
+pub(crate) fn cholesky_one<T: Real>(
+    a: &[T],
+    out: &mut [T],
+    n: usize,
+    p: &CholeskyParams,
+    stack: &mut MemStack,
+) -> Result<(), LinalgError> {
     let not_pd = |out: &mut [T]| match p.on_error {
         OnError::Nan => {
             out.fill(T::nan());
@@ -68,50 +89,47 @@ fn cholesky_imp<T: Real>(
             arg: "a",
         }),
     };
-    let t = b.run_into(&[n, n], scratch, |c, out, stack| {
-        if n <= small::SMALL {
-            if !small::cholesky(c[0].data, out, n, p.lower) {
-                return not_pd(out);
-            }
-            return Ok(());
-        }
-        // Factor a row-major copy of `a`, made in its output slice, in place. Seen as
-        // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
-        // upper one: an upper factor is computed directly (L' in that lower triangle, and
-        // L'ᵀ = U in a's upper one). For a lower factor a's lower triangle is mirrored into
-        // the upper one first, and the factor, left transposed, is transposed back after.
-        out.copy_from_slice(c[0].data);
-        if p.lower {
-            for i in 0..n {
-                for j in i + 1..n {
-                    out[i * n + j] = out[j * n + i];
-                }
-            }
-        }
-        let view = MatMut::from_column_major_slice_mut(out, n, n);
-        let factored = llt::factor::cholesky_in_place(
-            view,
-            Default::default(),
-            Par::Seq,
-            stack,
-            Default::default(),
-        );
-        if factored.is_err() {
+    if n <= small::SMALL {
+        if !small::cholesky(a, out, n, p.lower) {
             return not_pd(out);
         }
+        return Ok(());
+    }
+    // Factor a row-major copy of `a`, made in its output slice, in place. Seen as
+    // column-major (faer's fast layout), the buffer holds aᵀ, whose lower triangle is a's
+    // upper one: an upper factor is computed directly (L' in that lower triangle, and
+    // L'ᵀ = U in a's upper one). For a lower factor a's lower triangle is mirrored into
+    // the upper one first, and the factor, left transposed, is transposed back after.
+    out.copy_from_slice(a);
+    if p.lower {
         for i in 0..n {
             for j in i + 1..n {
-                if p.lower {
-                    out[j * n + i] = out[i * n + j];
-                    out[i * n + j] = T::lit(0.0);
-                } else {
-                    out[j * n + i] = T::lit(0.0);
-                }
+                out[i * n + j] = out[j * n + i];
             }
         }
-        Ok(())
-    })?;
-    Ok(vec![t])
+    }
+    let view = MatMut::from_column_major_slice_mut(out, n, n);
+    let factored = llt::factor::cholesky_in_place(
+        view,
+        Default::default(),
+        Par::Seq,
+        stack,
+        Default::default(),
+    );
+    if factored.is_err() {
+        return not_pd(out);
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if p.lower {
+                out[j * n + i] = out[i * n + j];
+                out[i * n + j] = T::lit(0.0);
+            } else {
+                out[j * n + i] = T::lit(0.0);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// LU decomposition `a = P L U`, `(m,n)->(m,m),(m,k),(k,n)` with `k = min(m, n)`, like

@@ -55,6 +55,7 @@ mod sylvester;
 mod tridiag;
 mod tridiag_eigvals;
 mod util;
+mod workspace;
 
 pub use construct::{block_diag, kron};
 pub use decomp::{
@@ -70,3 +71,4 @@ pub use solve::{
     cho_solve, inv, lstsq, lu_solve, pinv, solve, solve_triangular,
 };
 pub use sylvester::{solve_continuous_lyapunov, solve_discrete_lyapunov, solve_sylvester};
+pub use workspace::Workspace;

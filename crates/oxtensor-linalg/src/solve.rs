@@ -257,47 +257,62 @@ fn solve_triangular_imp<T: Real>(
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
     let k = out.get(1).copied().unwrap_or(1);
+    let x = b.run_into(&out, StackReq::EMPTY, |c, x, _| {
+        solve_triangular_one(c[0].data, c[1].data, x, m, k, p)
+    })?;
+    Ok(vec![x])
+}
+
+/// `x` with `t x = b` for the triangle of one row-major `m × m` `a` that `p` names and one
+/// row-major `m × k` `b`, into `x` (same extents), as [`solve_triangular`] computes each batch
+/// element: the kernel the batched op and [`crate::Workspace::solve_triangular`] share.
+pub(crate) fn solve_triangular_one<T: Real>(
+    a: &[T],
+    b: &[T],
+    x: &mut [T],
+    m: usize,
+    k: usize,
+    p: &SolveTriangularParams,
+) -> Result<(), LinalgError> {
+    const OP: &str = "solve_triangular";
     // The system's matrix is lower triangular when `a`'s lower triangle is used untransposed
     // or its upper one transposed.
     let lower = p.lower == (p.trans == Trans::N);
-    let x = b.run_into(&out, StackReq::EMPTY, |c, x, _| {
-        let a = c[0].data;
-        if !p.unit_diagonal
-            && let Some(i) = (0..m).find(|&i| a[i * m + i] == T::lit(0.0))
-        {
-            return Err(singular(OP, "a", i));
-        }
-        x.copy_from_slice(c[1].data);
-        if m <= small::SMALL {
-            let t = |i: usize, j: usize| {
-                if p.trans == Trans::N {
-                    a[i * m + j]
-                } else {
-                    a[j * m + i]
-                }
-            };
-            if lower {
-                small::lower_solve(t, p.unit_diagonal, x, m, k);
+    if !p.unit_diagonal
+        && let Some(i) = (0..m).find(|&i| a[i * m + i] == T::lit(0.0))
+    {
+        return Err(singular(OP, "a", i));
+    }
+    x.copy_from_slice(b);
+    if m <= small::SMALL {
+        let t = |i: usize, j: usize| {
+            if p.trans == Trans::N {
+                a[i * m + j]
             } else {
-                small::upper_solve(t, p.unit_diagonal, x, m, k);
+                a[j * m + i]
             }
-            return Ok(());
-        }
-        let t = if p.trans == Trans::N {
-            c[0].mat()
-        } else {
-            c[0].mat().transpose()
         };
-        let view = MatMut::from_row_major_slice_mut(x, m, k);
-        match (lower, p.unit_diagonal) {
-            (true, false) => t.solve_lower_triangular_in_place(view),
-            (false, false) => t.solve_upper_triangular_in_place(view),
-            (true, true) => t.solve_unit_lower_triangular_in_place(view),
-            (false, true) => t.solve_unit_upper_triangular_in_place(view),
+        if lower {
+            small::lower_solve(t, p.unit_diagonal, x, m, k);
+        } else {
+            small::upper_solve(t, p.unit_diagonal, x, m, k);
         }
-        Ok(())
-    })?;
-    Ok(vec![x])
+        return Ok(());
+    }
+    let full = MatRef::from_row_major_slice(a, m, m);
+    let t = if p.trans == Trans::N {
+        full
+    } else {
+        full.transpose()
+    };
+    let view = MatMut::from_row_major_slice_mut(x, m, k);
+    match (lower, p.unit_diagonal) {
+        (true, false) => t.solve_lower_triangular_in_place(view),
+        (false, false) => t.solve_upper_triangular_in_place(view),
+        (true, true) => t.solve_unit_lower_triangular_in_place(view),
+        (false, true) => t.solve_unit_upper_triangular_in_place(view),
+    }
+    Ok(())
 }
 
 /// Parameters of [`cho_solve`].
@@ -329,27 +344,41 @@ fn cho_solve_imp<T: Real>(
     let out = rhs_shape(&b, 1, m)?;
     let cols = out.get(1).copied().unwrap_or(1);
     let x = b.run_into(&out, StackReq::EMPTY, |c, x, _| {
-        // Both triangular solves run in place in the element's output slice.
-        let t = c[0].mat();
-        let l = if p.lower { t } else { t.transpose() };
-        if let Some(i) = (0..m).find(|&i| l[(i, i)] == T::lit(0.0)) {
-            return Err(singular(OP, "c", i));
-        }
-        x.copy_from_slice(c[1].data);
-        if m <= small::SMALL {
-            let a = c[0].data;
-            // Entry (i, j), j ≤ i, of L: where the upper factor U = Lᵀ keeps it.
-            let l = |i: usize, j: usize| if p.lower { a[i * m + j] } else { a[j * m + i] };
-            small::lower_solve(l, false, x, m, cols);
-            small::upper_solve(|i, j| l(j, i), false, x, m, cols);
-            return Ok(());
-        }
-        let mut view = MatMut::from_row_major_slice_mut(x, m, cols);
-        l.solve_lower_triangular_in_place(view.rb_mut());
-        l.transpose().solve_upper_triangular_in_place(view);
-        Ok(())
+        cho_solve_one(c[0].data, c[1].data, x, m, cols, p.lower)
     })?;
     Ok(vec![x])
+}
+
+/// `x` with `a x = b` for one row-major `m × m` Cholesky factor `c` of `a` (`lower`: `L`, else
+/// `U`) and one row-major `m × cols` `b`, into `x` (same extents), as [`cho_solve`] computes
+/// each batch element: the kernel the batched op and [`crate::Workspace::cho_solve`] share.
+pub(crate) fn cho_solve_one<T: Real>(
+    c: &[T],
+    b: &[T],
+    x: &mut [T],
+    m: usize,
+    cols: usize,
+    lower: bool,
+) -> Result<(), LinalgError> {
+    const OP: &str = "cho_solve";
+    // Entry (i, j), j ≤ i, of L: where the upper factor U = Lᵀ keeps it.
+    let l = |i: usize, j: usize| if lower { c[i * m + j] } else { c[j * m + i] };
+    if let Some(i) = (0..m).find(|&i| l(i, i) == T::lit(0.0)) {
+        return Err(singular(OP, "c", i));
+    }
+    // Both triangular solves run in place in the output.
+    x.copy_from_slice(b);
+    if m <= small::SMALL {
+        small::lower_solve(l, false, x, m, cols);
+        small::upper_solve(|i, j| l(j, i), false, x, m, cols);
+        return Ok(());
+    }
+    let t = MatRef::from_row_major_slice(c, m, m);
+    let t = if lower { t } else { t.transpose() };
+    let mut view = MatMut::from_row_major_slice_mut(x, m, cols);
+    t.solve_lower_triangular_in_place(view.rb_mut());
+    t.transpose().solve_upper_triangular_in_place(view);
+    Ok(())
 }
 
 /// Parameters of [`lu_solve`].

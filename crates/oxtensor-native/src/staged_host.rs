@@ -6,9 +6,12 @@
 //! with the op's type rule ([`output_shapes`], the one the graph checks) and allocates them
 //! with every other value; [`HostCalls`] then keeps, per call, the operands' layouts and one
 //! contiguous tensor per operand that each step's values are copied into, so a step allocates
-//! only what the kernel itself does (its outputs, copied into the loop's buffers). A random
-//! draw of a scalar distribution skips the tensors: [`draw`] reads and writes the loop's
-//! buffers with the kernel's own drawing loop, allocating nothing per step. A kernel
+//! only what the kernel itself does (its outputs, copied into the loop's buffers). The common
+//! nodes skip the tensors, reading and writing the loop's buffers with the kernel's own
+//! per-element code and allocating nothing per step: a random draw of a scalar distribution,
+//! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
+//! `float64` `cholesky`, `cho_solve` or `solve_triangular` without batch dimensions
+//! ([`linalg`]). A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
 //! runs the interpreter's loop, which reports the error in its own words.
@@ -17,6 +20,7 @@ use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;
 use crate::staged::Layout;
 use draw::DrawCall;
+use linalg::LinalgCall;
 use nest::NestCall;
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::Op;
@@ -28,6 +32,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 mod draw;
+mod linalg;
 pub(crate) mod nest;
 
 /// The C type of [`host_call`] (`ox_host_fn` in the generated prelude).
@@ -94,6 +99,9 @@ struct Call {
     /// to the loop's buffers directly (no tensors per step); `None`: the node runs through
     /// `eval_node`.
     draw: Option<DrawCall>,
+    /// For a small linear algebra node, the node run in the loop's buffers directly (no
+    /// tensors per step); `None`: the node runs through `eval_node`.
+    linalg: Option<LinalgCall>,
     /// For a nested loop, its staged loop laid out for this run (the call's operands follow
     /// the address of its C function).
     nest: Option<Box<NestCall>>,
@@ -159,11 +167,20 @@ impl HostCalls {
                 }
                 _ => None,
             };
+            let linalg = match node.node().op() {
+                Some(Op::Linalg(op)) => {
+                    let ls: Vec<(&Layout, bool)> = inputs.iter().map(|(l, c, _)| (l, *c)).collect();
+                    let dtypes: Vec<DType> = inputs.iter().map(|(_, _, t)| t.dtype()).collect();
+                    LinalgCall::new(op, &ls, &dtypes, &outputs)
+                }
+                _ => None,
+            };
             calls.push(Call {
                 node: node.node().clone(),
                 inputs,
                 outputs,
                 draw,
+                linalg,
                 nest,
             });
         }
@@ -198,6 +215,11 @@ impl HostCalls {
             // SAFETY: forwarded from the caller's contract; the draw was laid out with the
             // call's layouts.
             return unsafe { draw.run(ins, outs) };
+        }
+        if let Some(linalg) = &mut call.linalg {
+            // SAFETY: forwarded from the caller's contract; the call was laid out with the
+            // call's layouts and dtypes.
+            return unsafe { linalg.run(ins, outs) };
         }
         for (i, (layout, contiguous, t)) in call.inputs.iter_mut().enumerate() {
             // A tensor the kernel kept a view of is not written: a fresh one replaces it.

@@ -298,3 +298,74 @@ fn an_indefinite_matrix_at_some_step_is_reported_by_the_interpreter() {
     let g = FunctionGraph::new(inputs, outputs).expect("graph");
     assert_reported_by_the_interpreter(&g, vals, &format!("step {step} of"));
 }
+
+#[test]
+fn triangular_solves_with_strided_and_batched_operands_match_the_interpreter_bit_for_bit() {
+    // `x ← solve_triangular(T, x + y_t)`, the same with `Tᵀ` (a transposed view of a loop
+    // invariant) as an upper triangle, `cho_solve` with `T` as the factor, and `cho_solve`
+    // with a batch of two factors (left to the interpreter's kernel): each step's
+    // operands are the interpreter's, so are the results, bit for bit.
+    let (y, x, t, ts) = (
+        typed(&[None]),
+        typed(&[None]),
+        typed(&[None, None]),
+        typed(&[None, None, None]),
+    );
+    let b = &x + &y;
+    let lower = linalg::solve_triangular(&t, &b, false, true, false, None).expect("lower");
+    let upper = linalg::solve_triangular(&t.t(), &lower, false, false, false, None).expect("upper");
+    let chol = linalg::cho_solve(&t, &upper, true, None).expect("cho_solve");
+    let batched = linalg::cho_solve(&ts, &chol, true, None).expect("batched");
+    let x_new = &(&chol * 0.5) + &batched.sum(Some(&[0]));
+    let mut rng = Rng::new(77);
+    let tri = |rng: &mut Rng| {
+        let v: Vec<f64> = (0..9)
+            .map(|k| match (k / 3, k % 3) {
+                (i, j) if i == j => 1.5 + rng.uniform(0.0, 1.0),
+                (i, j) if j < i => rng.uniform(-0.5, 0.5),
+                _ => 0.0,
+            })
+            .collect();
+        v
+    };
+    let mut both = tri(&mut rng);
+    both.extend(tri(&mut rng));
+    let vals = vec![
+        values(&mut rng, &[6, 3], 1.0),
+        values(&mut rng, &[1, 3], 1.0),
+        Tensor::from_slice(&tri(&mut rng), &[3, 3]).expect("T"),
+        Tensor::from_slice(&both, &[2, 3, 3]).expect("Ts"),
+    ];
+    let inputs = inputs_for(&vals);
+    let outs = scan(ScanSpec {
+        tap_inputs: &[y, x],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[t, ts],
+        outputs: &[x_new],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&inputs[0]),
+        initial: std::slice::from_ref(&inputs[1]),
+        others: &inputs[2..],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("triangular"),
+    })
+    .expect("scan");
+    let g = FunctionGraph::new(inputs.clone(), outs.clone()).expect("graph");
+    let in_c = assert_all_staged("triangular solves", &g, &vals);
+    let interp = function(&inputs, &outs)
+        .mode(Mode::new("interp", "fast_run").expect("mode"))
+        .build()
+        .expect("function");
+    let want = interp.call(&vals).expect("interp");
+    let bits = |t: &Tensor| {
+        t.to_vec_as::<f64>()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&in_c[0]), bits(&want[0]));
+}

@@ -4,7 +4,7 @@
 //! singular or indefinite matrix is a value error naming the argument).
 
 use crate::KernelError;
-use oxtensor_data::Tensor;
+use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{AssumeA, LinalgOp, QrMode};
 use oxtensor_linalg as la;
 
@@ -28,6 +28,41 @@ fn kernel_error(e: la::LinalgError) -> KernelError {
     }
 }
 
+/// The parameters of a `Cholesky` node.
+fn cholesky_params(lower: bool, nan_on_error: bool) -> la::CholeskyParams {
+    la::CholeskyParams {
+        lower,
+        on_error: if nan_on_error {
+            la::OnError::Nan
+        } else {
+            la::OnError::Raise
+        },
+    }
+}
+
+/// The parameters of a `SolveTriangular` node.
+fn triangular_params(
+    lower: bool,
+    t: bool,
+    unit_diagonal: bool,
+    b_ndim: usize,
+) -> la::SolveTriangularParams {
+    la::SolveTriangularParams {
+        lower,
+        trans: trans(t),
+        unit_diagonal,
+        b_ndim: Some(b_ndim),
+    }
+}
+
+/// The parameters of a `ChoSolve` node.
+fn cho_solve_params(lower: bool, b_ndim: usize) -> la::ChoSolveParams {
+    la::ChoSolveParams {
+        lower,
+        b_ndim: Some(b_ndim),
+    }
+}
+
 /// Computes `op` on `inputs` (any strides), one tensor per output.
 pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelError> {
     let x = inputs;
@@ -35,17 +70,7 @@ pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, K
         LinalgOp::Cholesky {
             lower,
             nan_on_error,
-        } => la::cholesky(
-            x,
-            &la::CholeskyParams {
-                lower: *lower,
-                on_error: if *nan_on_error {
-                    la::OnError::Nan
-                } else {
-                    la::OnError::Raise
-                },
-            },
-        ),
+        } => la::cholesky(x, &cholesky_params(*lower, *nan_on_error)),
         LinalgOp::Solve {
             assume_a,
             lower,
@@ -71,22 +96,10 @@ pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, K
             trans: t,
             unit_diagonal,
             b_ndim,
-        } => la::solve_triangular(
-            x,
-            &la::SolveTriangularParams {
-                lower: *lower,
-                trans: trans(*t),
-                unit_diagonal: *unit_diagonal,
-                b_ndim: Some(*b_ndim),
-            },
-        ),
-        LinalgOp::ChoSolve { lower, b_ndim } => la::cho_solve(
-            x,
-            &la::ChoSolveParams {
-                lower: *lower,
-                b_ndim: Some(*b_ndim),
-            },
-        ),
+        } => la::solve_triangular(x, &triangular_params(*lower, *t, *unit_diagonal, *b_ndim)),
+        LinalgOp::ChoSolve { lower, b_ndim } => {
+            la::cho_solve(x, &cho_solve_params(*lower, *b_ndim))
+        }
         LinalgOp::Inv => la::inv(x),
         LinalgOp::Pinv => la::pinv(x, None),
         LinalgOp::Det => la::det(x),
@@ -128,4 +141,95 @@ pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, K
         LinalgOp::SolveDiscreteLyapunov => la::solve_discrete_lyapunov(x),
     }
     .map_err(kernel_error)
+}
+
+/// The system an [`InPlaceLinalg`] solves or factors, with its extents.
+enum InPlace {
+    Cholesky(la::CholeskyParams, usize),
+    ChoSolve(la::ChoSolveParams, usize, usize),
+    SolveTriangular(la::SolveTriangularParams, usize, usize),
+}
+
+/// One `float64` linear algebra node without batch dimensions (`cholesky`, `cho_solve`,
+/// `solve_triangular`) run on the caller's row-major buffers: the kernel the interpreter's
+/// [`linalg`] runs for each matrix (`oxtensor_linalg::Workspace`), with its workspace kept
+/// between calls, so a staged loop's host call computes each step allocating nothing and
+/// getting the interpreter's values bit for bit.
+pub struct InPlaceLinalg {
+    op: InPlace,
+    ws: la::Workspace,
+}
+
+impl InPlaceLinalg {
+    /// The node `op` on operands of dtypes and extents `params` (C order), or `None` when it
+    /// is another op, an operand is not `float64`, has batch dimensions or extents the op
+    /// does not take (the interpreter's kernel then runs it, or reports the error).
+    pub fn new(op: &LinalgOp, params: &[(DType, &[usize])]) -> Option<InPlaceLinalg> {
+        if params.iter().any(|(d, _)| *d != DType::F64) {
+            return None;
+        }
+        let shapes: Vec<&[usize]> = params.iter().map(|(_, s)| *s).collect();
+        // A square `a` and a `b` of `b_ndim` dimensions and `a`'s rows: the extents of `x`.
+        let system = |b_ndim: usize| match shapes[..] {
+            [&[m, m2], b] if m == m2 && b.len() == b_ndim && b.first() == Some(&m) => {
+                Some((m, b.get(1).copied().unwrap_or(1)))
+            }
+            _ => None,
+        };
+        let op = match *op {
+            LinalgOp::Cholesky {
+                lower,
+                nan_on_error,
+            } => match shapes[..] {
+                [&[n, n2]] if n == n2 => InPlace::Cholesky(cholesky_params(lower, nan_on_error), n),
+                _ => return None,
+            },
+            LinalgOp::ChoSolve { lower, b_ndim } => {
+                let (m, k) = system(b_ndim)?;
+                InPlace::ChoSolve(cho_solve_params(lower, b_ndim), m, k)
+            }
+            LinalgOp::SolveTriangular {
+                lower,
+                trans: t,
+                unit_diagonal,
+                b_ndim,
+            } => {
+                let (m, k) = system(b_ndim)?;
+                let p = triangular_params(lower, t, unit_diagonal, b_ndim);
+                InPlace::SolveTriangular(p, m, k)
+            }
+            _ => return None,
+        };
+        Some(InPlaceLinalg {
+            op,
+            ws: la::Workspace::new(),
+        })
+    }
+
+    /// The number of elements of the output.
+    pub fn out_len(&self) -> usize {
+        match self.op {
+            InPlace::Cholesky(_, n) => n * n,
+            InPlace::ChoSolve(_, m, k) | InPlace::SolveTriangular(_, m, k) => m * k,
+        }
+    }
+
+    /// Computes the node from `inputs` (each operand's elements in C order) into `out`
+    /// ([`Self::out_len`] elements, C order); errors as the interpreter's kernel does.
+    pub fn run(&mut self, inputs: &[&[f64]], out: &mut [f64]) -> Result<(), KernelError> {
+        let done = match (&self.op, inputs) {
+            (InPlace::Cholesky(p, n), [a]) => self.ws.cholesky(a, out, *n, p),
+            (InPlace::ChoSolve(p, m, k), [c, b]) => self.ws.cho_solve(c, b, out, (*m, *k), p),
+            (InPlace::SolveTriangular(p, m, k), [a, b]) => {
+                self.ws.solve_triangular(a, b, out, (*m, *k), p)
+            }
+            _ => {
+                return Err(KernelError::Value(format!(
+                    "linear algebra in place: {} operands for this op",
+                    inputs.len()
+                )));
+            }
+        };
+        done.map_err(kernel_error)
+    }
 }

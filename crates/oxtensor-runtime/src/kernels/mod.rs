@@ -18,6 +18,7 @@ mod reduce;
 pub mod scalar;
 
 pub use composite_reduce::reduce_of_elemwise;
+pub use linalg::InPlaceLinalg;
 pub use matmul_epilogue::{Epilogue, matmul_panels};
 
 use crate::KernelError;

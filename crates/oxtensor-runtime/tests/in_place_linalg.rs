@@ -1,0 +1,146 @@
+//! [`InPlaceLinalg`], the allocation-free linear algebra a staged loop's host call runs,
+//! against the interpreter's kernel of the same node: `cholesky` (lower and upper, the
+//! unblocked kernel and faer's above order 16, `on_error` raise and NaN), `cho_solve` and
+//! `solve_triangular` (vector and matrix right-hand sides, transposed, unit diagonal) give the
+//! same values bit for bit and the same errors; batched or `float32` operands are left to the
+//! kernel.
+
+use oxtensor_data::{DType, Tensor};
+use oxtensor_graph::{LinalgOp, Op, TensorType};
+use oxtensor_runtime::kernels::{InPlaceLinalg, KernelCtx, eval};
+
+/// The interpreter kernel's result of `op` on `inputs`.
+fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Tensor, String> {
+    let types: Vec<TensorType> = inputs
+        .iter()
+        .map(|t| TensorType::of_rank(t.dtype(), t.ndim()))
+        .collect();
+    let ctx = KernelCtx {
+        input_types: &types,
+        output_types: &types[..1],
+    };
+    eval(&Op::Linalg(op.clone()), inputs, &ctx)
+        .map(|mut v| v.remove(0))
+        .map_err(|e| e.to_string())
+}
+
+/// `op` on `inputs` both ways: the same values bit for bit, or the same error.
+fn agree(what: &str, op: &LinalgOp, inputs: &[&Tensor]) {
+    let params: Vec<(DType, &[usize])> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
+    let mut ours = InPlaceLinalg::new(op, &params).unwrap_or_else(|| panic!("{what}: taken"));
+    let data: Vec<Vec<f64>> = inputs.iter().map(|t| t.to_vec_as::<f64>()).collect();
+    let args: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
+    let mut out = vec![0.0; ours.out_len()];
+    // Twice: the kept workspace gives the same result again.
+    for round in 0..2 {
+        let got = ours.run(&args, &mut out).map_err(|e| e.to_string());
+        match kernel(op, inputs) {
+            Ok(want) => {
+                got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&out),
+                    bits(&want.to_vec_as::<f64>()),
+                    "{what}, round {round}"
+                );
+            }
+            Err(want) => assert_eq!(got.expect_err(what), want, "{what}, round {round}"),
+        }
+    }
+}
+
+/// A symmetric positive definite `n × n` matrix (`BᵀB/n + I` for a fixed `B`).
+fn spd(n: usize) -> Tensor {
+    let b: Vec<f64> = (0..n * n)
+        .map(|k| ((k * 37 + 11) % 23) as f64 / 23.0 - 0.4)
+        .collect();
+    let a: Vec<f64> = (0..n * n)
+        .map(|k| {
+            let (i, j) = (k / n, k % n);
+            let dot: f64 = (0..n).map(|l| b[l * n + i] * b[l * n + j]).sum();
+            dot / n as f64 + if i == j { 1.0 } else { 0.0 }
+        })
+        .collect();
+    Tensor::from_slice(&a, &[n, n]).expect("spd")
+}
+
+fn rhs(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n).map(|k| (k as f64 * 0.7).sin()).collect();
+    Tensor::from_slice(&v, shape).expect("b")
+}
+
+#[test]
+fn cholesky_and_solves_in_place_are_the_kernels_bit_for_bit() {
+    for n in [1, 4, 20] {
+        let a = spd(n);
+        for (lower, nan_on_error) in [(true, false), (false, false), (true, true)] {
+            let op = LinalgOp::Cholesky {
+                lower,
+                nan_on_error,
+            };
+            agree(&format!("cholesky n={n} lower={lower}"), &op, &[&a]);
+            let c = kernel(&op, &[&a]).expect("factor");
+            for b in [rhs(&[n]), rhs(&[n, 3])] {
+                let b_ndim = b.ndim();
+                let what = format!("cho_solve n={n} lower={lower} b {:?}", b.shape());
+                agree(&what, &LinalgOp::ChoSolve { lower, b_ndim }, &[&c, &b]);
+                for (trans, unit_diagonal) in [(false, false), (true, false), (false, true)] {
+                    let op = LinalgOp::SolveTriangular {
+                        lower,
+                        trans,
+                        unit_diagonal,
+                        b_ndim,
+                    };
+                    let what =
+                        format!("{what}, solve_triangular trans={trans} unit={unit_diagonal}");
+                    agree(&what, &op, &[&c, &b]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_in_place_are_the_kernels() {
+    let indefinite = Tensor::from_slice(&[1.0, 2.0, 2.0, 1.0], &[2, 2]).expect("a");
+    for nan_on_error in [false, true] {
+        let op = LinalgOp::Cholesky {
+            lower: true,
+            nan_on_error,
+        };
+        agree("an indefinite matrix", &op, &[&indefinite]);
+    }
+    let singular = Tensor::from_slice(&[1.0, 0.0, 3.0, 0.0], &[2, 2]).expect("c");
+    let b = rhs(&[2]);
+    let op = LinalgOp::ChoSolve {
+        lower: true,
+        b_ndim: 1,
+    };
+    agree("a zero on the factor's diagonal", &op, &[&singular, &b]);
+    let op = LinalgOp::SolveTriangular {
+        lower: true,
+        trans: false,
+        unit_diagonal: false,
+        b_ndim: 1,
+    };
+    agree("a singular triangle", &op, &[&singular, &b]);
+}
+
+#[test]
+fn batched_or_float32_operands_are_left_to_the_kernel() {
+    let op = LinalgOp::Cholesky {
+        lower: true,
+        nan_on_error: false,
+    };
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[2, 3, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F32, &[3, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 2])]).is_none());
+    let op = LinalgOp::ChoSolve {
+        lower: true,
+        b_ndim: 1,
+    };
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&LinalgOp::Inv, &[(DType::F64, &[3, 3])]).is_none());
+}
