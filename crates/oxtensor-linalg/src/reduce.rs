@@ -4,7 +4,7 @@ use crate::batch::{ArgSpec, Batched, OutSpec, check_arity, float_dtype};
 use crate::decomp::matrix_dims;
 use crate::util::norm1;
 use crate::{LinalgError, Real, small};
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
 use faer::{MatMut, Par};
 use oxtensor_data::Tensor;
@@ -28,70 +28,87 @@ fn det_imp<T: Real>(inputs: &[&Tensor], log: bool) -> Result<Vec<Tensor>, Linalg
     let op = if log { "slogdet" } else { "det" };
     let b = Batched::<T>::new(op, inputs, &A)?;
     let n = b.square(0, "a")?;
-    if !log && n <= small::SMALL {
-        // One workspace per run, no per-matrix allocation (see `small`).
-        let scratch = StackReq::new::<T>(n * n);
-        let t = b.run_into(&[], scratch, |c, out, stack| {
-            let (mut w, _) = stack.make_with(n * n, |i| c[0].data[i]);
-            out[0] = match small::eliminate(&mut w, &mut [], n, 0) {
-                Ok(odd) => (0..n).fold(T::lit(if odd { -1.0 } else { 1.0 }), |acc, i| {
-                    acc * w[i * n + i]
-                }),
-                Err(_) => T::lit(0.0),
-            };
-            Ok(())
-        })?;
-        return Ok(vec![t]);
-    }
     let shapes: &[&[usize]] = if log { &[&[], &[]] } else { &[&[]] };
-    b.run_into_many(shapes, StackReq::empty(), |c, o, _| {
-        let (diag, odd) = lu_diagonal(c[0].data, n);
-        let sign = T::lit(if odd { -1.0 } else { 1.0 });
-        if !log {
-            o[0][0] = diag.iter().fold(sign, |acc, &x| acc * x);
-            return Ok(());
+    b.run_into_many(shapes, det_scratch::<T>(n, log), |c, o, stack| {
+        let (first, second) = det_one(c[0].data, n, log, stack);
+        o[0][0] = first;
+        if let Some(o) = o.get_mut(1) {
+            o[0] = second;
         }
-        if diag.contains(&T::lit(0.0)) {
-            o[0][0] = T::lit(0.0);
-            o[1][0] = T::lit(f64::NEG_INFINITY);
-            return Ok(());
-        }
-        let mut sign = sign;
-        let mut logabs = T::lit(0.0);
-        for x in diag {
-            if x < T::lit(0.0) {
-                sign = -sign;
-            }
-            logabs += x.abs().ln();
-        }
-        o[0][0] = sign;
-        o[1][0] = logabs;
         Ok(())
     })
 }
 
-/// `U`'s diagonal in the LU factorisation with partial pivoting of `aᵀ`, and whether its row
-/// interchanges are odd: `det(a) = det(aᵀ) = ±Π diag`. The row-major core read as
-/// column-major is `aᵀ` in faer's preferred layout, so the working copy is one `memcpy` and
-/// the factorisation runs in place with no further copies of the factors.
-fn lu_diagonal<T: Real>(data: &[T], n: usize) -> (Vec<T>, bool) {
-    if n == 0 {
-        return (Vec::new(), false);
+/// The workspace [`det_one`] needs for order `n`.
+pub(crate) fn det_scratch<T: Real>(n: usize, log: bool) -> StackReq {
+    if !log && n <= small::SMALL {
+        return StackReq::new::<T>(n * n);
     }
-    let mut work = data.to_vec();
-    let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
-    let scratch = lu_in_place_scratch::<usize, T>(n, n, Par::Seq, Default::default());
-    let mut mem = MemBuffer::new(scratch);
+    StackReq::all_of(&[
+        StackReq::new::<T>(n * n),
+        StackReq::new::<usize>(n),
+        StackReq::new::<usize>(n),
+        lu_in_place_scratch::<usize, T>(n, n, Par::Seq, Default::default()),
+    ])
+}
+
+/// The determinant of one row-major `n × n` `a` (`log`: its sign and the logarithm of its
+/// absolute value, sign 0 and −∞ for a singular matrix; else the determinant and an unused
+/// 0), as [`det`] and [`slogdet`] compute each batch element: the kernel the batched ops and
+/// [`crate::Workspace::det`] share, its working copies in `stack`.
+pub(crate) fn det_one<T: Real>(a: &[T], n: usize, log: bool, stack: &mut MemStack) -> (T, T) {
+    let zero = T::lit(0.0);
+    if !log && n <= small::SMALL {
+        // No per-matrix allocation (see `small`).
+        let (mut w, _) = stack.make_with(n * n, |i| a[i]);
+        let det = match small::eliminate(&mut w, &mut [], n, 0) {
+            Ok(odd) => (0..n).fold(T::lit(if odd { -1.0 } else { 1.0 }), |acc, i| {
+                acc * w[i * n + i]
+            }),
+            Err(_) => zero,
+        };
+        return (det, zero);
+    }
+    let (mut work, stack) = stack.make_with(n * n, |i| a[i]);
+    let odd = lu_odd(&mut work, n, stack);
+    let sign = T::lit(if odd { -1.0 } else { 1.0 });
+    let diag = (0..n).map(|i| work[i * n + i]);
+    if !log {
+        return (diag.fold(sign, |acc, x| acc * x), zero);
+    }
+    if diag.clone().any(|x| x == zero) {
+        return (zero, T::lit(f64::NEG_INFINITY));
+    }
+    let mut sign = sign;
+    let mut logabs = zero;
+    for x in diag {
+        if x < zero {
+            sign = -sign;
+        }
+        logabs += x.abs().ln();
+    }
+    (sign, logabs)
+}
+
+/// Factors `work` (a row-major `n × n` core, read as column-major: `aᵀ` in faer's preferred
+/// layout, so it needs no further copy) in place by LU with partial pivoting, leaving `U`'s
+/// diagonal on `work`'s diagonal (`det(a) = det(aᵀ) = ±Π diag`); returns whether the row
+/// interchanges are odd.
+fn lu_odd<T: Real>(work: &mut [T], n: usize, stack: &mut MemStack) -> bool {
+    if n == 0 {
+        return false;
+    }
+    let (mut perm, stack) = stack.make_with(n, |_| 0usize);
+    let (mut perm_inv, stack) = stack.make_with(n, |_| 0usize);
     let (info, _) = lu_in_place(
-        MatMut::from_column_major_slice_mut(&mut work, n, n),
+        MatMut::from_column_major_slice_mut(work, n, n),
         &mut perm,
         &mut perm_inv,
         Par::Seq,
-        MemStack::new(&mut mem),
+        stack,
         Default::default(),
     );
-    let diag = (0..n).map(|i| work[i * n + i]).collect();
-    (diag, info.transposition_count % 2 == 1)
+    info.transposition_count % 2 == 1
 }
 
 /// The order of a [`norm`], as NumPy's `ord`.

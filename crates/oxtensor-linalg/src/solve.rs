@@ -5,7 +5,7 @@ use crate::decomp::matrix_dims;
 use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from, write_rows};
 use crate::{LinalgError, Real};
 use crate::{banded, small};
-use faer::dyn_stack::StackReq;
+use faer::dyn_stack::{MemStack, StackReq};
 use faer::prelude::*;
 use faer::{Mat, MatMut, MatRef, Side};
 use oxtensor_data::Tensor;
@@ -86,59 +86,77 @@ fn solve_imp<T: Real>(
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
     let k = out.get(1).copied().unwrap_or(1);
-    let scratch = match p.assume_a {
+    let scratch = solve_scratch::<T>(m, p);
+    let x = b.run_into(&out, scratch, |c, x, stack| {
+        solve_one(c[0].data, c[1].data, x, (m, k), p, stack)
+    })?;
+    Ok(vec![x])
+}
+
+/// The workspace [`solve_one`] needs for order `m`.
+pub(crate) fn solve_scratch<T: Real>(m: usize, p: &SolveParams) -> StackReq {
+    match p.assume_a {
         AssumeA::Tridiagonal => StackReq::new::<T>(4 * m),
         _ if m <= small::SMALL => StackReq::new::<T>(m * m),
         _ => StackReq::EMPTY,
-    };
-    let x = b.run_into(&out, scratch, |c, x, stack| {
-        let a = c[0].data;
-        x.copy_from_slice(c[1].data);
-        let singular_at = |i| Err(singular("solve", "a", i));
-        match p.assume_a {
-            AssumeA::Tridiagonal => {
-                let (mut w, _) = stack.make_with(4 * m, |_| T::lit(0.0));
-                return match banded::tridiagonal_solve(a, p.transposed, x, m, k, &mut w) {
+    }
+}
+
+/// `x` with `a x = b` for one row-major `m × m` `a` and one row-major `m × k` `b`, into `x`
+/// (same extents), as [`solve`] computes each batch element: the kernel the batched op and
+/// [`crate::Workspace::solve`] share.
+pub(crate) fn solve_one<T: Real>(
+    a: &[T],
+    b: &[T],
+    x: &mut [T],
+    (m, k): (usize, usize),
+    p: &SolveParams,
+    stack: &mut MemStack,
+) -> Result<(), LinalgError> {
+    x.copy_from_slice(b);
+    let singular_at = |i| Err(singular("solve", "a", i));
+    match p.assume_a {
+        AssumeA::Tridiagonal => {
+            let (mut w, _) = stack.make_with(4 * m, |_| T::lit(0.0));
+            return match banded::tridiagonal_solve(a, p.transposed, x, m, k, &mut w) {
+                Some(i) => singular_at(i),
+                None => Ok(()),
+            };
+        }
+        AssumeA::Banded => {
+            let (kl, ku) = banded::bandwidths(a, m);
+            if banded::band_pays(m, kl, ku) {
+                return match banded::banded_solve(a, p.transposed, (kl, ku), x, m, k) {
                     Some(i) => singular_at(i),
                     None => Ok(()),
                 };
             }
-            AssumeA::Banded => {
-                let (kl, ku) = banded::bandwidths(a, m);
-                if banded::band_pays(m, kl, ku) {
-                    return match banded::banded_solve(a, p.transposed, (kl, ku), x, m, k) {
-                        Some(i) => singular_at(i),
-                        None => Ok(()),
-                    };
-                }
-            }
-            _ => {}
         }
-        if m <= small::SMALL {
-            let (mut w, _) = stack.make_with(m * m, |_| T::lit(0.0));
-            return solve_small(p, a, &mut w, x, m, k);
+        _ => {}
+    }
+    if m <= small::SMALL {
+        let (mut w, _) = stack.make_with(m * m, |_| T::lit(0.0));
+        return solve_small(p, a, &mut w, x, m, k);
+    }
+    let rhs = MatRef::from_row_major_slice(b, m, k);
+    let a = MatRef::from_row_major_slice(a, m, m);
+    let sol = match p.assume_a {
+        AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded if p.transposed => {
+            lu_solve_checked("solve", "a", a.transpose(), rhs)?
         }
-        let a = c[0].mat();
-        let rhs = c[1].mat();
-        let sol = match p.assume_a {
-            AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded if p.transposed => {
-                lu_solve_checked("solve", "a", a.transpose(), rhs)?
-            }
-            AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded => {
-                lu_solve_checked("solve", "a", a, rhs)?
-            }
-            AssumeA::Symmetric => {
-                lu_solve_checked("solve", "a", symmetric_from(a, p.lower).as_ref(), rhs)?
-            }
-            AssumeA::PositiveDefinite => symmetric_from(a, p.lower)
-                .llt(Side::Lower)
-                .map_err(|_| not_pd())?
-                .solve(rhs),
-        };
-        write_rows(sol.as_ref(), x);
-        Ok(())
-    })?;
-    Ok(vec![x])
+        AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded => {
+            lu_solve_checked("solve", "a", a, rhs)?
+        }
+        AssumeA::Symmetric => {
+            lu_solve_checked("solve", "a", symmetric_from(a, p.lower).as_ref(), rhs)?
+        }
+        AssumeA::PositiveDefinite => symmetric_from(a, p.lower)
+            .llt(Side::Lower)
+            .map_err(|_| not_pd())?
+            .solve(rhs),
+    };
+    write_rows(sol.as_ref(), x);
+    Ok(())
 }
 
 fn not_pd() -> LinalgError {
@@ -479,28 +497,44 @@ pub fn inv(inputs: &[&Tensor]) -> Result<Vec<Tensor>, LinalgError> {
 fn inv_imp<T: Real>(inputs: &[&Tensor], args: &[ArgSpec]) -> Result<Vec<Tensor>, LinalgError> {
     let b = Batched::<T>::new("inv", inputs, args)?;
     let m = b.square(0, "a")?;
-    let small = m <= small::SMALL;
-    let scratch = if small {
+    let x = b.run_into(&[m, m], inv_scratch::<T>(m), |c, x, stack| {
+        inv_one(c[0].data, x, m, stack)
+    })?;
+    Ok(vec![x])
+}
+
+/// The workspace [`inv_one`] needs for order `m`.
+pub(crate) fn inv_scratch<T: Real>(m: usize) -> StackReq {
+    if m <= small::SMALL {
         StackReq::new::<T>(m * m)
     } else {
         StackReq::EMPTY
-    };
-    let x = b.run_into(&[m, m], scratch, |c, x, stack| {
-        if small {
-            let (mut w, _) = stack.make_with(m * m, |i| c[0].data[i]);
-            for i in 0..m {
-                x[i * m + i] = T::lit(1.0);
-            }
-            return match small::lu_solve(&mut w, x, m, m) {
-                Some(i) => Err(singular("inv", "a", i)),
-                None => Ok(()),
-            };
+    }
+}
+
+/// The inverse of one row-major `m × m` `a` into `x` (row-major `m × m`), as [`inv`] computes
+/// each batch element: the kernel the batched op and [`crate::Workspace::inv`] share.
+pub(crate) fn inv_one<T: Real>(
+    a: &[T],
+    x: &mut [T],
+    m: usize,
+    stack: &mut MemStack,
+) -> Result<(), LinalgError> {
+    if m <= small::SMALL {
+        let (mut w, _) = stack.make_with(m * m, |i| a[i]);
+        x.fill(T::lit(0.0));
+        for i in 0..m {
+            x[i * m + i] = T::lit(1.0);
         }
-        let inv = lu_solve_checked("inv", "a", c[0].mat(), identity::<T>(m).as_ref())?;
-        write_rows(inv.as_ref(), x);
-        Ok(())
-    })?;
-    Ok(vec![x])
+        return match small::lu_solve(&mut w, x, m, m) {
+            Some(i) => Err(singular("inv", "a", i)),
+            None => Ok(()),
+        };
+    }
+    let a = MatRef::from_row_major_slice(a, m, m);
+    let inv = lu_solve_checked("inv", "a", a, identity::<T>(m).as_ref())?;
+    write_rows(inv.as_ref(), x);
+    Ok(())
 }
 
 /// Moore–Penrose pseudo-inverse, `(m,n)->(n,m)`, like `numpy.linalg.pinv`: singular values

@@ -1,5 +1,6 @@
 //! One matrix at a time, in the caller's buffers: [`Workspace`] runs the per-matrix kernels
-//! of [`crate::cholesky`], [`crate::cho_solve`] and [`crate::solve_triangular`] on row-major
+//! of [`crate::cholesky`], [`crate::cho_solve`], [`crate::solve_triangular`],
+//! [`crate::solve`], [`crate::inv`], [`crate::det`] and [`crate::slogdet`] on row-major
 //! slices the caller owns, writing the result into a slice it gives, with the workspace
 //! those kernels need kept between calls. A caller that repeats the same small problem (a
 //! loop step's host call) then allocates nothing per call, where the tensor ops allocate
@@ -7,12 +8,17 @@
 //! bit for bit.
 
 use crate::decomp::{CholeskyParams, cholesky_one, cholesky_scratch};
-use crate::solve::{ChoSolveParams, SolveTriangularParams, cho_solve_one, solve_triangular_one};
+use crate::reduce::{det_one, det_scratch};
+use crate::solve::{
+    ChoSolveParams, SolveParams, SolveTriangularParams, cho_solve_one, inv_one, inv_scratch,
+    solve_one, solve_scratch, solve_triangular_one,
+};
 use crate::{LinalgError, Real};
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 
-/// The workspace kept between calls of the per-matrix kernels (empty until a factorisation
-/// larger than the unblocked kernels' needs one).
+/// The workspace kept between calls of the per-matrix kernels, grown to the largest one a
+/// call has needed (after the first call of a given problem, no call allocates, but a
+/// `solve` or `inv` above order 16, whose faer path allocates its factors).
 #[derive(Default)]
 pub struct Workspace {
     mem: Option<MemBuffer>,
@@ -56,13 +62,17 @@ impl Workspace {
             "cholesky",
             &[("a", a.len(), n * n), ("out", out.len(), n * n)],
         )?;
-        let req = cholesky_scratch::<T>(n);
-        if self.mem.is_none() || self.bytes < req.size_bytes() {
-            self.mem = Some(MemBuffer::new(req));
+        let stack = self.stack(cholesky_scratch::<T>(n));
+        cholesky_one(a, out, n, p, stack)
+    }
+
+    /// A stack of at least `req`, allocated only when `req` exceeds every earlier one.
+    fn stack(&mut self, req: StackReq) -> &mut MemStack {
+        if self.bytes < req.size_bytes() {
+            self.mem = None;
             self.bytes = req.size_bytes();
         }
-        let mem = self.mem.get_or_insert_with(|| MemBuffer::new(req));
-        cholesky_one(a, out, n, p, MemStack::new(mem))
+        MemStack::new(self.mem.get_or_insert_with(|| MemBuffer::new(req)))
     }
 
     /// `x` with `a x = b` from the row-major `m × m` Cholesky factor `c` of `a` and the
@@ -101,5 +111,48 @@ impl Workspace {
             &[("a", a.len(), mm), ("b", b.len(), mk), ("x", x.len(), mk)],
         )?;
         solve_triangular_one(a, b, x, m, k, p)
+    }
+
+    /// `x` with `a x = b` for the row-major `m × m` `a` and the row-major `m × k` `b`, into `x`
+    /// (row-major `m × k`), as [`crate::solve`] computes it for one system.
+    pub fn solve<T: Real>(
+        &mut self,
+        a: &[T],
+        b: &[T],
+        x: &mut [T],
+        (m, k): (usize, usize),
+        p: &SolveParams,
+    ) -> Result<(), LinalgError> {
+        let (mm, mk) = (m * m, m * k);
+        check(
+            "solve",
+            &[("a", a.len(), mm), ("b", b.len(), mk), ("x", x.len(), mk)],
+        )?;
+        let stack = self.stack(solve_scratch::<T>(m, p));
+        solve_one(a, b, x, (m, k), p, stack)
+    }
+
+    /// The inverse of the row-major `m × m` `a` into `x` (row-major `m × m`), as [`crate::inv`]
+    /// computes it for one matrix.
+    pub fn inv<T: Real>(&mut self, a: &[T], x: &mut [T], m: usize) -> Result<(), LinalgError> {
+        check("inv", &[("a", a.len(), m * m), ("x", x.len(), m * m)])?;
+        let stack = self.stack(inv_scratch::<T>(m));
+        inv_one(a, x, m, stack)
+    }
+
+    /// The determinant of the row-major `n × n` `a`, as [`crate::det`] computes it for one
+    /// matrix.
+    pub fn det<T: Real>(&mut self, a: &[T], n: usize) -> Result<T, LinalgError> {
+        check("det", &[("a", a.len(), n * n)])?;
+        let stack = self.stack(det_scratch::<T>(n, false));
+        Ok(det_one(a, n, false, stack).0)
+    }
+
+    /// The sign and the logarithm of the absolute value of the determinant of the row-major
+    /// `n × n` `a`, as [`crate::slogdet`] computes them for one matrix.
+    pub fn slogdet<T: Real>(&mut self, a: &[T], n: usize) -> Result<(T, T), LinalgError> {
+        check("slogdet", &[("a", a.len(), n * n)])?;
+        let stack = self.stack(det_scratch::<T>(n, true));
+        Ok(det_one(a, n, true, stack))
     }
 }

@@ -1,5 +1,5 @@
 //! The Rust side of a staged loop's host calls (`emit::staged_host`): the step nodes C does
-//! not compute (linear algebra) run the interpreter's own kernel (`eval_node`), called back
+//! not compute (linear algebra, random draws) run the interpreter's own kernels, called back
 //! from inside the C loop through [`host_call`] with the step's value pointers.
 //!
 //! Before the loop the executor works out each call's output extents from its operands'
@@ -10,8 +10,8 @@
 //! nodes skip the tensors, reading and writing the loop's buffers with the kernel's own
 //! per-element code and allocating nothing per step: a random draw of a scalar distribution,
 //! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
-//! `float64` `cholesky`, `cho_solve` or `solve_triangular` without batch dimensions
-//! ([`linalg`]). A kernel
+//! `float64` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or `slogdet`
+//! without batch dimensions ([`linalg`]). A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
 //! runs the interpreter's loop, which reports the error in its own words.
@@ -99,8 +99,8 @@ struct Call {
     /// to the loop's buffers directly (no tensors per step); `None`: the node runs through
     /// `eval_node`.
     draw: Option<DrawCall>,
-    /// For a small linear algebra node, the node run in the loop's buffers directly (no
-    /// tensors per step); `None`: the node runs through `eval_node`.
+    /// For a linear algebra node without batch dimensions, the node run in the loop's
+    /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
     linalg: Option<LinalgCall>,
     /// For a nested loop, its staged loop laid out for this run (the call's operands follow
     /// the address of its C function).

@@ -4,7 +4,9 @@
 //! linear-algebra kernels back for those nodes. Checked against the interpreter's
 //! step-by-step loop and a filter written by hand, with the gradients (whose backward step
 //! holds the pullbacks' solves) against the interpreter and `verify_grad`; a matrix that is
-//! not positive definite at some step is reported by the interpreter, naming the step.
+//! not positive definite at some step is reported by the interpreter, naming the step. Steps
+//! holding triangular and general solves, inverses and determinants (contiguous, strided and
+//! batched operands) give the interpreter's values bit for bit.
 
 use crate::common;
 
@@ -354,18 +356,68 @@ fn triangular_solves_with_strided_and_batched_operands_match_the_interpreter_bit
         name: Some("triangular"),
     })
     .expect("scan");
-    let g = FunctionGraph::new(inputs.clone(), outs.clone()).expect("graph");
-    let in_c = assert_all_staged("triangular solves", &g, &vals);
-    let interp = function(&inputs, &outs)
+    assert_bit_for_bit("triangular solves", &inputs, &outs, &vals);
+}
+
+#[test]
+fn solves_inverses_and_determinants_in_steps_match_the_interpreter_bit_for_bit() {
+    // `x ← solve(M, x + y_t)` (general, and with `M` taken as symmetric), and, mapped, the
+    // inverse, the determinant and `slogdet` of `x₀·M`: a matrix that changes every step.
+    let (y, x, m) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+    let b = &x + &y;
+    let general = linalg::solve(&m, &b, AssumeA::General, true, false, None).expect("solve");
+    let x_new = linalg::solve(&m, &general, AssumeA::Symmetric, true, false, None).expect("sym");
+    let first = x.at(&[oxtensor::Idx::At(Var::int_constant(0))]);
+    let scaled = &m * &first;
+    let inverse = linalg::inv(&scaled).expect("inv");
+    let det = linalg::det(&scaled).expect("det");
+    let (sign, logabs) = linalg::slogdet(&scaled).expect("slogdet");
+    let mut rng = Rng::new(78);
+    let mut mv = spd(&mut rng, 3, 0.5, 1.0).to_vec_as::<f64>();
+    mv[1] += 0.4;
+    let vals = vec![
+        values(&mut rng, &[5, 3], 1.0),
+        Tensor::from_slice(&[0.5, -0.7, 0.2], &[1, 3]).expect("x0"),
+        Tensor::from_slice(&mv, &[3, 3]).expect("M"),
+    ];
+    let inputs = inputs_for(&vals);
+    let outs = scan(ScanSpec {
+        tap_inputs: &[y, x],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&m),
+        outputs: &[x_new, inverse, det, sign, logabs],
+        n_mapped: 4,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&inputs[0]),
+        initial: std::slice::from_ref(&inputs[1]),
+        others: &inputs[2..],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("solves"),
+    })
+    .expect("scan");
+    assert_bit_for_bit("solves, inverses and determinants", &inputs, &outs, &vals);
+}
+
+/// Runs the loop `outs` of `inputs` as staged C loops and in the interpreter on `vals`, and
+/// checks every output is the interpreter's, bit for bit.
+fn assert_bit_for_bit(what: &str, inputs: &[Var], outs: &[Var], vals: &[Tensor]) {
+    let g = FunctionGraph::new(inputs.to_vec(), outs.to_vec()).expect("graph");
+    let in_c = assert_all_staged(what, &g, vals);
+    let interp = function(inputs, outs)
         .mode(Mode::new("interp", "fast_run").expect("mode"))
         .build()
         .expect("function");
-    let want = interp.call(&vals).expect("interp");
+    let want = interp.call(vals).expect("interp");
     let bits = |t: &Tensor| {
         t.to_vec_as::<f64>()
             .iter()
             .map(|v| v.to_bits())
             .collect::<Vec<_>>()
     };
-    assert_eq!(bits(&in_c[0]), bits(&want[0]));
+    for (k, (c, i)) in in_c.iter().zip(&want).enumerate() {
+        assert_eq!(bits(c), bits(i), "{what}, output {k}");
+    }
 }

@@ -1,16 +1,16 @@
 //! [`InPlaceLinalg`], the allocation-free linear algebra a staged loop's host call runs,
 //! against the interpreter's kernel of the same node: `cholesky` (lower and upper, the
-//! unblocked kernel and faer's above order 16, `on_error` raise and NaN), `cho_solve` and
-//! `solve_triangular` (vector and matrix right-hand sides, transposed, unit diagonal) give the
-//! same values bit for bit and the same errors; batched or `float32` operands are left to the
-//! kernel.
+//! unblocked kernels and faer's above order 16, `on_error` raise and NaN), `cho_solve`,
+//! `solve_triangular` (vector and matrix right-hand sides, transposed, unit diagonal),
+//! `solve` (every `assume_a`, transposed), `inv`, `det` and `slogdet` give the same values bit
+//! for bit and the same errors; batched or `float32` operands are left to the kernel.
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{LinalgOp, Op, TensorType};
 use oxtensor_runtime::kernels::{InPlaceLinalg, KernelCtx, eval};
 
-/// The interpreter kernel's result of `op` on `inputs`.
-fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Tensor, String> {
+/// The interpreter kernel's results of `op` on `inputs`.
+fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     let types: Vec<TensorType> = inputs
         .iter()
         .map(|t| TensorType::of_rank(t.dtype(), t.ndim()))
@@ -19,9 +19,7 @@ fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Tensor, String> {
         input_types: &types,
         output_types: &types[..1],
     };
-    eval(&Op::Linalg(op.clone()), inputs, &ctx)
-        .map(|mut v| v.remove(0))
-        .map_err(|e| e.to_string())
+    eval(&Op::Linalg(op.clone()), inputs, &ctx).map_err(|e| e.to_string())
 }
 
 /// `op` on `inputs` both ways: the same values bit for bit, or the same error.
@@ -30,19 +28,20 @@ fn agree(what: &str, op: &LinalgOp, inputs: &[&Tensor]) {
     let mut ours = InPlaceLinalg::new(op, &params).unwrap_or_else(|| panic!("{what}: taken"));
     let data: Vec<Vec<f64>> = inputs.iter().map(|t| t.to_vec_as::<f64>()).collect();
     let args: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
-    let mut out = vec![0.0; ours.out_len()];
+    let mut outs: Vec<Vec<f64>> = ours.out_lens().iter().map(|&n| vec![0.0; n]).collect();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     // Twice: the kept workspace gives the same result again.
     for round in 0..2 {
-        let got = ours.run(&args, &mut out).map_err(|e| e.to_string());
+        let mut slices: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        let got = ours.run(&args, &mut slices).map_err(|e| e.to_string());
         match kernel(op, inputs) {
             Ok(want) => {
                 got.unwrap_or_else(|e| panic!("{what}: {e}"));
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(
-                    bits(&out),
-                    bits(&want.to_vec_as::<f64>()),
-                    "{what}, round {round}"
-                );
+                assert_eq!(outs.len(), want.len(), "{what}: outputs");
+                for (k, (o, w)) in outs.iter().zip(&want).enumerate() {
+                    let w = w.to_vec_as::<f64>();
+                    assert_eq!(bits(o), bits(&w), "{what}, output {k}, round {round}");
+                }
             }
             Err(want) => assert_eq!(got.expect_err(what), want, "{what}, round {round}"),
         }
@@ -80,7 +79,7 @@ fn cholesky_and_solves_in_place_are_the_kernels_bit_for_bit() {
                 nan_on_error,
             };
             agree(&format!("cholesky n={n} lower={lower}"), &op, &[&a]);
-            let c = kernel(&op, &[&a]).expect("factor");
+            let c = kernel(&op, &[&a]).expect("factor").remove(0);
             for b in [rhs(&[n]), rhs(&[n, 3])] {
                 let b_ndim = b.ndim();
                 let what = format!("cho_solve n={n} lower={lower} b {:?}", b.shape());
@@ -99,6 +98,55 @@ fn cholesky_and_solves_in_place_are_the_kernels_bit_for_bit() {
             }
         }
     }
+}
+
+#[test]
+fn solves_inverses_and_determinants_in_place_are_the_kernels_bit_for_bit() {
+    use oxtensor_graph::AssumeA;
+    for n in [1, 4, 20] {
+        // Not symmetric: `a` plus a skew part, so `solve`'s triangle and transpose matter.
+        let mut v = spd(n).to_vec_as::<f64>();
+        for (k, x) in v.iter_mut().enumerate() {
+            *x += if k / n < k % n { 0.3 } else { -0.1 };
+        }
+        let a = Tensor::from_slice(&v, &[n, n]).expect("a");
+        agree(&format!("inv n={n}"), &LinalgOp::Inv, &[&a]);
+        agree(&format!("det n={n}"), &LinalgOp::Det, &[&a]);
+        agree(&format!("slogdet n={n}"), &LinalgOp::SLogDet, &[&a]);
+        let spd = spd(n);
+        for assume_a in [
+            AssumeA::General,
+            AssumeA::Symmetric,
+            AssumeA::PositiveDefinite,
+            AssumeA::Tridiagonal,
+            AssumeA::Banded,
+        ] {
+            for (lower, transposed) in [(true, false), (false, true)] {
+                for b in [rhs(&[n]), rhs(&[n, 2])] {
+                    let op = LinalgOp::Solve {
+                        assume_a,
+                        lower,
+                        transposed,
+                        b_ndim: b.ndim(),
+                    };
+                    let what = format!("solve {assume_a:?} n={n} lower={lower} b {:?}", b.shape());
+                    agree(&what, &op, &[&spd, &b]);
+                }
+            }
+        }
+    }
+    // A singular matrix: `det` 0, `slogdet` (0, -inf), `inv` and `solve` the kernel's error.
+    let singular = Tensor::from_slice(&[1.0, 2.0, 2.0, 4.0], &[2, 2]).expect("a");
+    agree("a singular det", &LinalgOp::Det, &[&singular]);
+    agree("a singular slogdet", &LinalgOp::SLogDet, &[&singular]);
+    agree("a singular inv", &LinalgOp::Inv, &[&singular]);
+    let op = LinalgOp::Solve {
+        assume_a: AssumeA::General,
+        lower: false,
+        transposed: false,
+        b_ndim: 1,
+    };
+    agree("a singular solve", &op, &[&singular, &rhs(&[2])]);
 }
 
 #[test]
@@ -142,5 +190,6 @@ fn batched_or_float32_operands_are_left_to_the_kernel() {
     };
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2])]).is_none());
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2, 3])]).is_none());
-    assert!(InPlaceLinalg::new(&LinalgOp::Inv, &[(DType::F64, &[3, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&LinalgOp::Inv, &[(DType::F64, &[2, 3, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&LinalgOp::Eig, &[(DType::F64, &[3, 3])]).is_none());
 }

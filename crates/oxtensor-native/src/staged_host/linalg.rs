@@ -1,9 +1,9 @@
-//! A host call of a small linear algebra node (`cholesky`, `cho_solve`, `solve_triangular`
-//! on `float64` matrices without batch dimensions): instead of packing its operands into
-//! tensors for `eval_node`, which allocates its output and its batch bookkeeping every step,
-//! it hands the loop's buffers straight to an [`InPlaceLinalg`] (the interpreter kernel's own
-//! per-matrix kernel, with its workspace kept between steps), which writes the result into
-//! the loop's output buffer. An operand that is not contiguous (or that the output overlaps)
+//! A host call of a linear algebra node on `float64` matrices without batch dimensions
+//! (`cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`, `slogdet`): instead of
+//! packing its operands into tensors for `eval_node`, which allocates its outputs and its
+//! batch bookkeeping every step, it hands the loop's buffers straight to an [`InPlaceLinalg`]
+//! (the interpreter kernel's own per-matrix kernel, with its workspace kept between steps),
+//! which writes the results into the loop's output buffers. An operand that is not contiguous (or that the output overlaps)
 //! is copied into a buffer kept for it first.
 
 use super::copy_to;
@@ -30,8 +30,8 @@ pub(super) struct LinalgCall {
 
 impl LinalgCall {
     /// The call of `op` on operands laid out as `inputs` of dtypes `dtypes`, into outputs
-    /// laid out as `outputs`; `None` when [`InPlaceLinalg`] does not take it or the output is
-    /// not the one it writes, so the call runs the kernel through `eval_node`.
+    /// laid out as `outputs`; `None` when [`InPlaceLinalg`] does not take it or the outputs
+    /// are not the ones it writes, so the call runs the kernel through `eval_node`.
     pub fn new(
         op: &LinalgOp,
         inputs: &[(&Layout, bool)],
@@ -44,10 +44,13 @@ impl LinalgCall {
             .map(|((l, _), &d)| (d, l.shape.as_slice()))
             .collect();
         let kernel = InPlaceLinalg::new(op, &params)?;
-        let [(shape, DType::F64)] = outputs else {
-            return None;
-        };
-        if shape.iter().product::<usize>() != kernel.out_len() {
+        let lens = kernel.out_lens();
+        if outputs.len() != lens.len()
+            || outputs
+                .iter()
+                .zip(lens)
+                .any(|((shape, d), &n)| *d != DType::F64 || shape.iter().product::<usize>() != n)
+        {
             return None;
         }
         let inputs = inputs
@@ -61,31 +64,44 @@ impl LinalgCall {
         Some(LinalgCall { kernel, inputs })
     }
 
-    /// Computes the node from the operands at `ins` into the output at `outs`; `None` when
+    /// Computes the node from the operands at `ins` into the outputs at `outs`; `None` when
     /// the kernel errors (the loop then ends and the interpreter reports the error).
     ///
     /// # Safety
     /// As [`super::HostCalls::run`]: `ins` holds a pointer per operand addressing its
-    /// `float64` value as laid out at [`Self::new`], `outs` one to room for the output's
+    /// `float64` value as laid out at [`Self::new`], `outs` one per output to room for its
     /// elements, contiguous.
     pub unsafe fn run(
         &mut self,
         ins: *const *const c_void,
         outs: *const *mut c_void,
     ) -> Option<()> {
-        let n_out = self.kernel.out_len();
-        // SAFETY: `outs[0]` has room for the output's `n_out` `float64` elements (the
-        // caller's contract).
-        let out_ptr = unsafe { *outs }.cast::<f64>();
-        let out_range = out_ptr as usize..out_ptr.wrapping_add(n_out) as usize;
+        let mut out_ptrs: SmallVec<[(*mut f64, usize); 2]> = SmallVec::new();
+        for (j, &n) in self.kernel.out_lens().iter().enumerate() {
+            // SAFETY: `outs` has an entry per output (the caller's contract).
+            out_ptrs.push((unsafe { *outs.add(j) }.cast::<f64>(), n));
+        }
+        let overlaps_out = |start: usize, end: usize, skip: Option<usize>| {
+            out_ptrs.iter().enumerate().any(|(j, &(p, n))| {
+                let (s, e) = (p as usize, p.wrapping_add(n) as usize);
+                Some(j) != skip && start < e && s < end
+            })
+        };
+        // Outputs laid out over each other cannot be written as separate slices: the loop
+        // then ends and the interpreter runs it (distinct values never do).
+        if out_ptrs
+            .iter()
+            .enumerate()
+            .any(|(j, &(p, n))| overlaps_out(p as usize, p.wrapping_add(n) as usize, Some(j)))
+        {
+            return None;
+        }
         let mut args: SmallVec<[&[f64]; 3]> = SmallVec::new();
         for (i, op) in self.inputs.iter_mut().enumerate() {
             // SAFETY: `ins` has an entry per operand (the caller's contract).
             let src = unsafe { *ins.add(i) }.cast::<f64>();
             let len = op.copy.len();
-            let end = src.wrapping_add(len) as usize;
-            let overlaps = (src as usize) < out_range.end && out_range.start < end;
-            if op.contiguous && !overlaps {
+            if op.contiguous && !overlaps_out(src as usize, src.wrapping_add(len) as usize, None) {
                 // SAFETY: the operand's `len` elements are contiguous at `src` (its layout
                 // is C-contiguous), `float64`, and no output written below overlaps them.
                 args.push(unsafe { std::slice::from_raw_parts(src, len) });
@@ -104,9 +120,12 @@ impl LinalgCall {
                 args.push(&op.copy);
             }
         }
-        // SAFETY: the output's `n_out` elements are writable (the caller's contract) and
-        // overlap no operand slice passed (those it overlaps were copied above).
-        let out = unsafe { std::slice::from_raw_parts_mut(out_ptr, n_out) };
-        self.kernel.run(&args, out).ok()
+        let mut out: SmallVec<[&mut [f64]; 2]> = out_ptrs
+            .iter()
+            // SAFETY: each output's `n` elements are writable (the caller's contract), and
+            // overlap neither another output nor an operand slice passed (those were copied).
+            .map(|&(p, n)| unsafe { std::slice::from_raw_parts_mut(p, n) })
+            .collect();
+        self.kernel.run(&args, &mut out).ok()
     }
 }

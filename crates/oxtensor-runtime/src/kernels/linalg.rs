@@ -40,6 +40,27 @@ fn cholesky_params(lower: bool, nan_on_error: bool) -> la::CholeskyParams {
     }
 }
 
+/// The parameters of a `Solve` node.
+fn solve_params(
+    assume_a: AssumeA,
+    lower: bool,
+    transposed: bool,
+    b_ndim: usize,
+) -> la::SolveParams {
+    la::SolveParams {
+        assume_a: match assume_a {
+            AssumeA::General => la::AssumeA::General,
+            AssumeA::Symmetric => la::AssumeA::Symmetric,
+            AssumeA::PositiveDefinite => la::AssumeA::PositiveDefinite,
+            AssumeA::Tridiagonal => la::AssumeA::Tridiagonal,
+            AssumeA::Banded => la::AssumeA::Banded,
+        },
+        lower,
+        transposed,
+        b_ndim: Some(b_ndim),
+    }
+}
+
 /// The parameters of a `SolveTriangular` node.
 fn triangular_params(
     lower: bool,
@@ -76,21 +97,7 @@ pub(crate) fn linalg(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, K
             lower,
             transposed,
             b_ndim,
-        } => la::solve(
-            x,
-            &la::SolveParams {
-                assume_a: match assume_a {
-                    AssumeA::General => la::AssumeA::General,
-                    AssumeA::Symmetric => la::AssumeA::Symmetric,
-                    AssumeA::PositiveDefinite => la::AssumeA::PositiveDefinite,
-                    AssumeA::Tridiagonal => la::AssumeA::Tridiagonal,
-                    AssumeA::Banded => la::AssumeA::Banded,
-                },
-                lower: *lower,
-                transposed: *transposed,
-                b_ndim: Some(*b_ndim),
-            },
-        ),
+        } => la::solve(x, &solve_params(*assume_a, *lower, *transposed, *b_ndim)),
         LinalgOp::SolveTriangular {
             lower,
             trans: t,
@@ -148,15 +155,21 @@ enum InPlace {
     Cholesky(la::CholeskyParams, usize),
     ChoSolve(la::ChoSolveParams, usize, usize),
     SolveTriangular(la::SolveTriangularParams, usize, usize),
+    Solve(la::SolveParams, usize, usize),
+    Inv(usize),
+    Det(usize),
+    SLogDet(usize),
 }
 
 /// One `float64` linear algebra node without batch dimensions (`cholesky`, `cho_solve`,
-/// `solve_triangular`) run on the caller's row-major buffers: the kernel the interpreter's
-/// [`linalg`] runs for each matrix (`oxtensor_linalg::Workspace`), with its workspace kept
-/// between calls, so a staged loop's host call computes each step allocating nothing and
-/// getting the interpreter's values bit for bit.
+/// `solve_triangular`, `solve`, `inv`, `det`, `slogdet`) run on the caller's row-major
+/// buffers: the kernel the interpreter's [`linalg`] runs for each matrix
+/// (`oxtensor_linalg::Workspace`), with its workspace kept between calls, so a staged loop's
+/// host call computes each step without allocating (but a `solve` or `inv` above order 16)
+/// and gets the interpreter's values bit for bit.
 pub struct InPlaceLinalg {
     op: InPlace,
+    out_lens: Vec<usize>,
     ws: la::Workspace,
 }
 
@@ -169,6 +182,11 @@ impl InPlaceLinalg {
             return None;
         }
         let shapes: Vec<&[usize]> = params.iter().map(|(_, s)| *s).collect();
+        // A square `a` alone: its order.
+        let square = || match shapes[..] {
+            [&[n, n2]] if n == n2 => Some(n),
+            _ => None,
+        };
         // A square `a` and a `b` of `b_ndim` dimensions and `a`'s rows: the extents of `x`.
         let system = |b_ndim: usize| match shapes[..] {
             [&[m, m2], b] if m == m2 && b.len() == b_ndim && b.first() == Some(&m) => {
@@ -180,10 +198,7 @@ impl InPlaceLinalg {
             LinalgOp::Cholesky {
                 lower,
                 nan_on_error,
-            } => match shapes[..] {
-                [&[n, n2]] if n == n2 => InPlace::Cholesky(cholesky_params(lower, nan_on_error), n),
-                _ => return None,
-            },
+            } => InPlace::Cholesky(cholesky_params(lower, nan_on_error), square()?),
             LinalgOp::ChoSolve { lower, b_ndim } => {
                 let (m, k) = system(b_ndim)?;
                 InPlace::ChoSolve(cho_solve_params(lower, b_ndim), m, k)
@@ -198,35 +213,61 @@ impl InPlaceLinalg {
                 let p = triangular_params(lower, t, unit_diagonal, b_ndim);
                 InPlace::SolveTriangular(p, m, k)
             }
+            LinalgOp::Solve {
+                assume_a,
+                lower,
+                transposed,
+                b_ndim,
+            } => {
+                let (m, k) = system(b_ndim)?;
+                InPlace::Solve(solve_params(assume_a, lower, transposed, b_ndim), m, k)
+            }
+            LinalgOp::Inv => InPlace::Inv(square()?),
+            LinalgOp::Det => InPlace::Det(square()?),
+            LinalgOp::SLogDet => InPlace::SLogDet(square()?),
             _ => return None,
+        };
+        let out_lens = match op {
+            InPlace::Cholesky(_, n) | InPlace::Inv(n) => vec![n * n],
+            InPlace::ChoSolve(_, m, k)
+            | InPlace::SolveTriangular(_, m, k)
+            | InPlace::Solve(_, m, k) => vec![m * k],
+            InPlace::Det(_) => vec![1],
+            InPlace::SLogDet(_) => vec![1, 1],
         };
         Some(InPlaceLinalg {
             op,
+            out_lens,
             ws: la::Workspace::new(),
         })
     }
 
-    /// The number of elements of the output.
-    pub fn out_len(&self) -> usize {
-        match self.op {
-            InPlace::Cholesky(_, n) => n * n,
-            InPlace::ChoSolve(_, m, k) | InPlace::SolveTriangular(_, m, k) => m * k,
-        }
+    /// The number of elements of each output.
+    pub fn out_lens(&self) -> &[usize] {
+        &self.out_lens
     }
 
-    /// Computes the node from `inputs` (each operand's elements in C order) into `out`
-    /// ([`Self::out_len`] elements, C order); errors as the interpreter's kernel does.
-    pub fn run(&mut self, inputs: &[&[f64]], out: &mut [f64]) -> Result<(), KernelError> {
-        let done = match (&self.op, inputs) {
-            (InPlace::Cholesky(p, n), [a]) => self.ws.cholesky(a, out, *n, p),
-            (InPlace::ChoSolve(p, m, k), [c, b]) => self.ws.cho_solve(c, b, out, (*m, *k), p),
-            (InPlace::SolveTriangular(p, m, k), [a, b]) => {
-                self.ws.solve_triangular(a, b, out, (*m, *k), p)
+    /// Computes the node from `inputs` (each operand's elements in C order) into `outs`
+    /// ([`Self::out_lens`] elements each, C order); errors as the interpreter's kernel does.
+    pub fn run(&mut self, inputs: &[&[f64]], outs: &mut [&mut [f64]]) -> Result<(), KernelError> {
+        let done = match (&self.op, inputs, outs) {
+            (InPlace::Cholesky(p, n), [a], [out]) => self.ws.cholesky(a, out, *n, p),
+            (InPlace::ChoSolve(p, m, k), [c, b], [x]) => self.ws.cho_solve(c, b, x, (*m, *k), p),
+            (InPlace::SolveTriangular(p, m, k), [a, b], [x]) => {
+                self.ws.solve_triangular(a, b, x, (*m, *k), p)
             }
-            _ => {
+            (InPlace::Solve(p, m, k), [a, b], [x]) => self.ws.solve(a, b, x, (*m, *k), p),
+            (InPlace::Inv(n), [a], [x]) => self.ws.inv(a, x, *n),
+            (InPlace::Det(n), [a], [[det]]) => self.ws.det(a, *n).map(|d| *det = d),
+            (InPlace::SLogDet(n), [a], [[sign], [logabs]]) => self
+                .ws
+                .slogdet(a, *n)
+                .map(|(s, l)| (*sign, *logabs) = (s, l)),
+            (_, _, outs) => {
                 return Err(KernelError::Value(format!(
-                    "linear algebra in place: {} operands for this op",
-                    inputs.len()
+                    "linear algebra in place: {} operands and {} outputs for this op",
+                    inputs.len(),
+                    outs.len()
                 )));
             }
         };
