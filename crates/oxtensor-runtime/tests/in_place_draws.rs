@@ -271,6 +271,38 @@ fn multivariate_normals_draw_what_the_kernel_draws() {
             );
         } else {
             agree(name, r(None), &[], &[mean.clone(), indefinite.clone()], &[]);
+            // `eigh` warns of the square root of a negative eigenvalue each time it factors:
+            // once for a covariance shared by a `size` (3,), once per batch element with
+            // covariances of their own, and again at the next draw. (No other test of this
+            // binary warns or takes the warnings.)
+            let mut indefinites = indefinite.to_vec_as::<f64>();
+            indefinites.extend(indefinite.to_vec_as::<f64>());
+            let indefinites = f64s(&indefinites, &[2, 3, 3]);
+            let warned = |f: &mut dyn FnMut()| {
+                oxtensor_runtime::warnings::take();
+                f();
+                oxtensor_runtime::warnings::take().len()
+            };
+            // Per case: the `size`, the covariance(s) and how many factorings a draw makes.
+            for (size, cov, factorings) in [(3, &indefinite, 1), (2, &indefinites, 2)] {
+                let params = [mean.clone(), cov.clone()];
+                let shapes = [(DType::F64, &[3][..]), (DType::F64, cov.shape())];
+                let batch = [size as usize];
+                let mut draws = InPlaceDraws::new(r(Some(1)), &shapes, &batch).expect("taken");
+                let mut counts = [0; 2];
+                for (i, seed) in [8, 9].into_iter().enumerate() {
+                    // The kernel's draws, then the same in place.
+                    counts[i] = warned(&mut || {
+                        agree_again(name, &mut draws, seed, r(Some(1)), &[size], &params, &batch);
+                    });
+                }
+                let want = if dist == Distribution::MvNormalEigh {
+                    2 * factorings
+                } else {
+                    0
+                };
+                assert_eq!(counts, [want; 2], "{name}: warnings for size {size}");
+            }
         }
     }
 }

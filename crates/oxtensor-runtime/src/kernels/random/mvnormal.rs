@@ -115,8 +115,8 @@ fn mv_factor(
 struct MvFactor {
     cov: Vec<f64>,
     a: Vec<f64>,
-    /// The factoring warned (a negative eigenvalue): the warning is raised at every reuse
-    /// too, as factoring again would.
+    /// The factoring warned (a negative eigenvalue): the warning is raised again where the
+    /// kernel factors again (a new call, or a batch element with its own covariance).
     warned: bool,
     valid: bool,
 }
@@ -124,8 +124,16 @@ struct MvFactor {
 impl MvFactor {
     /// The factor (row-major `n`x`n`) of `cov` for the method `dist` stands for, as
     /// [`mv_factor`] computes it; after the first call of a given `n` it allocates only when
-    /// the method is `svd` or `eigh` and `cov` changed.
-    fn of(&mut self, dist: Distribution, cov: &[f64], n: usize) -> Result<&[f64], KernelError> {
+    /// the method is `svd` or `eigh` and `cov` changed. `fresh`: the kernel factors here (a
+    /// first batch element, or one with its own covariance), so a reused factor's warning is
+    /// raised again, as many times as factoring would.
+    fn of(
+        &mut self,
+        dist: Distribution,
+        cov: &[f64],
+        n: usize,
+        fresh: bool,
+    ) -> Result<&[f64], KernelError> {
         let same = self.valid
             && self.cov.len() == cov.len()
             && self
@@ -134,7 +142,7 @@ impl MvFactor {
                 .zip(cov)
                 .all(|(x, y)| x.to_bits() == y.to_bits());
         if same {
-            if self.warned {
+            if fresh && self.warned {
                 crate::warnings::warn(SQRT_WARNING);
             }
             return Ok(&self.a);
@@ -180,7 +188,7 @@ pub(super) fn mv_normal(
     // A Cholesky factor is lower triangular: row i reads only its first i + 1 entries.
     let lower = dist == Distribution::MvNormal;
     for b in 0..count {
-        let a = factor.of(dist, cov.at(b), n)?;
+        let a = factor.of(dist, cov.at(b), n, b == 0 || !cov.repeated)?;
         let (zb, mb) = (&z[b * n..(b + 1) * n], mean.at(b));
         for i in 0..n {
             let width = if lower { i + 1 } else { n };
