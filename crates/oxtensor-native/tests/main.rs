@@ -14,6 +14,7 @@ mod replay;
 mod soundness;
 mod staged_host;
 mod staged_loops;
+mod staged_models;
 mod staged_nested;
 mod staged_random;
 mod staged_stages;
