@@ -13,6 +13,7 @@ mod reduce;
 mod replay;
 mod soundness;
 mod staged_host;
+mod staged_join;
 mod staged_loops;
 mod staged_models;
 mod staged_nested;

@@ -190,14 +190,34 @@ pub(crate) enum Stage {
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
-    /// `out` = the values `args` (each in C order) one after another: a `Join` along the
-    /// first axis (the backward step of a nested loop joins a state's initial rows to its
-    /// trajectory).
+    /// `out` = the values `args` (each in C order) joined along `axis`: per index of the
+    /// dimensions before `axis` (`d[at]` of them; one for the first axis), each value's block
+    /// after it (its element count / `d[at]`) in turn. The backward step of a nested loop joins
+    /// a state's initial rows to its trajectory; an RNN step concatenates `[x_t, h]`.
     Join {
         /// The values joined, in order.
         args: Vec<usize>,
+        /// The axis.
+        axis: usize,
         /// The result.
         out: usize,
+        /// Where the number of blocks is in `d`.
+        at: usize,
+    },
+    /// `outs` = the pieces of `x` (in C order) along `axis`, of the extents the param
+    /// `sizes` holds: a `Split`, the pullback of a `Join` (each piece copied block by block
+    /// as [`Stage::Join`] writes them).
+    Split {
+        /// The value split.
+        x: usize,
+        /// The param holding the pieces' extents along `axis`.
+        sizes: usize,
+        /// The axis.
+        axis: usize,
+        /// The pieces, in order.
+        outs: Vec<usize>,
+        /// Where the number of blocks is in `d`.
+        at: usize,
     },
     /// A node C does not compute (linear algebra): the loop calls the executor back to run
     /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
@@ -554,18 +574,8 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             s.push_str("      }\n    }\n");
         }
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
-        Stage::Join { args, out } => {
-            s.push_str("    {\n      int64_t o = 0;\n");
-            for a in args {
-                let n = p.numel_at(*a);
-                let _ = writeln!(
-                    s,
-                    "      memcpy(v{out} + o, v{a}, (size_t)d[{n}] * sizeof({t}));\n      o += d[{n}];",
-                    t = ty(*out)
-                );
-            }
-            s.push_str("    }\n");
-        }
+        Stage::Join { args, out, at, .. } => blocks(s, p, (*out, args), true, *at),
+        Stage::Split { x, outs, at, .. } => blocks(s, p, (*x, outs), false, *at),
         Stage::Host {
             args,
             outs,
@@ -649,6 +659,39 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             );
         }
     }
+}
+
+/// The C of a [`Stage::Join`] (`join`: `whole` is the result, `parts` the values joined) or a
+/// [`Stage::Split`] (`whole` is split into `parts`): `d[at]` blocks, each of every part's
+/// block in turn (a part's block is its element count / `d[at]` elements). The executor
+/// checked that the parts' extents add up to the whole's along the axis and agree elsewhere,
+/// and no value is empty, so every copy is within its buffer.
+fn blocks(
+    s: &mut String,
+    p: &StagedLoop,
+    (whole, parts): (usize, &[usize]),
+    join: bool,
+    at: usize,
+) {
+    let t = ctype(p.values[whole].ty.dtype);
+    let _ = writeln!(
+        s,
+        "    {{\n      const int64_t nb = d[{at}];\n      const int64_t nw = nb > 0 ? d[{}] / nb : 0;\n      \
+         for (int64_t b = 0; b < nb; b++) {{\n        int64_t o = b * nw;",
+        p.numel_at(whole)
+    );
+    for part in parts {
+        let n = format!("(d[{}] / nb)", p.numel_at(*part));
+        let (to, from) = match join {
+            true => (format!("v{whole} + o"), format!("v{part} + b * {n}")),
+            false => (format!("v{part} + b * {n}"), format!("v{whole} + o")),
+        };
+        let _ = writeln!(
+            s,
+            "        memcpy({to}, {from}, (size_t){n} * sizeof({t}));\n        o += {n};"
+        );
+    }
+    s.push_str("      }\n    }\n");
 }
 
 /// The rank of the region a basic index of `entries` selects in a value of rank `ndim`: its

@@ -278,19 +278,7 @@ impl Lowering {
         }
         // Views read out of order are gathered into C order first.
         for x in &mut reads {
-            if !keeps_layout(&self.values, *x) {
-                if self.values[*x].ty.ndim() > 2 {
-                    return None;
-                }
-                let g = self.push(self.values[*x].ty.clone(), ValueKind::Computed);
-                self.stages.push(Stage::Gather {
-                    from: *x,
-                    out: g,
-                    at: self.slots,
-                });
-                self.slots += SLOT;
-                *x = g;
-            }
+            *x = self.in_c_order(*x)?;
         }
         let reads: Vec<(usize, bool)> = reads
             .into_iter()
@@ -347,26 +335,74 @@ impl Lowering {
         Some(())
     }
 
-    /// Lowers a `Join` along the first axis of values of its dtype, each in C order.
-    fn join(&mut self, node: &Arc<Node>) -> Option<()> {
+    /// Value `x` in C order: itself, or a copy gathered from a view of rank at most 2 that
+    /// reads it out of order.
+    fn in_c_order(&mut self, x: usize) -> Option<usize> {
+        if keeps_layout(&self.values, x) {
+            return Some(x);
+        }
+        if self.values[x].ty.ndim() > 2 {
+            return None;
+        }
+        let g = self.push(self.values[x].ty.clone(), ValueKind::Computed);
+        self.stages.push(Stage::Gather {
+            from: x,
+            out: g,
+            at: self.slots,
+        });
+        self.slots += SLOT;
+        Some(g)
+    }
+
+    /// Lowers a `Join` along `axis` of values of its dtype and rank (gathered into C order
+    /// when they are views that are not).
+    fn join(&mut self, node: &Arc<Node>, axis: usize) -> Option<()> {
         let out_ty = node.types().first()?;
         let mut args = Vec::new();
         for v in node.inputs() {
             let x = self.value(v)?;
             let t = &self.values[x].ty;
-            if t.dtype != out_ty.dtype
-                || t.ndim() != out_ty.ndim()
-                || !keeps_layout(&self.values, x)
-            {
+            if t.dtype != out_ty.dtype || t.ndim() != out_ty.ndim() {
                 return None;
             }
-            args.push(x);
+            args.push(self.in_c_order(x)?);
         }
-        if out_ty.ndim() == 0 || args.is_empty() {
+        if axis >= out_ty.ndim() || args.is_empty() {
             return None;
         }
         let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
-        self.stages.push(Stage::Join { args, out });
+        self.stages.push(Stage::Join {
+            args,
+            axis,
+            out,
+            at: self.slots,
+        });
+        self.slots += 1;
+        Some(())
+    }
+
+    /// Lowers a `Split` along `axis` of a value (in C order, or gathered into it) into pieces
+    /// whose extents a param holds.
+    fn split(&mut self, node: &Arc<Node>, axis: usize) -> Option<()> {
+        let x = self.value(node.inputs().first()?)?;
+        let sizes = self.value(node.inputs().get(1)?)?;
+        let t = &self.values[x].ty;
+        if !self.is_param(sizes)
+            || axis >= t.ndim()
+            || node.types().iter().any(|o| o.dtype != t.dtype)
+        {
+            return None;
+        }
+        let x = self.in_c_order(x)?;
+        let outs = self.outputs(node, self.values[x].ty.ndim())?;
+        self.stages.push(Stage::Split {
+            x,
+            sizes,
+            axis,
+            outs,
+            at: self.slots,
+        });
+        self.slots += 1;
         Some(())
     }
 
@@ -399,7 +435,8 @@ impl StagedLoop {
     /// The staged loop of `s`, or `None` when some step node is none of: elementwise (as C
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
-    /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a param
+    /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a `Join` or
+    /// a `Split` (by extents known before the loop) along any axis, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
     /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
     /// next value has another dtype
@@ -466,7 +503,8 @@ impl StagedLoop {
                 Op::Take { axis } => l.take(&node, *axis)?,
                 Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
                 Op::MatMul => l.matmul(&node)?,
-                Op::Join { axis: 0 } => l.join(&node)?,
+                Op::Join { axis } => l.join(&node, *axis)?,
+                Op::Split { axis, .. } => l.split(&node, *axis)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
                 }
@@ -524,11 +562,13 @@ impl StagedLoop {
                 | Stage::Gather { at, .. }
                 | Stage::Inc { at, .. }
                 | Stage::Take { at, .. }
-                | Stage::IncTake { at, .. } => {
+                | Stage::IncTake { at, .. }
+                | Stage::Join { at, .. }
+                | Stage::Split { at, .. } => {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } => {}
             }
         }
         for value in &mut l.values {
