@@ -490,8 +490,10 @@ impl StagedLoop {
                     let order = (0..l.values[of].ty.ndim()).map(Some).collect();
                     l.define(Var::output_of(&node, 0), ValueKind::View { of, order });
                 }
+                // A view read out of order is gathered into C order first.
                 Op::Reshape { .. } => {
                     let of = l.value(first()?)?;
+                    let of = l.in_c_order(of)?;
                     let shape = l.value(node.inputs().get(1)?)?;
                     if !l.is_param(shape) {
                         return None;

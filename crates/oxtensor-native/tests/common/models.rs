@@ -1,7 +1,7 @@
 //! Building loops the way a model's author writes them (sequences, states and other values,
 //! and a step computing from their taps), and checking a model: every loop of its graph,
 //! unoptimized and in FAST_RUN with its gradient, runs whole in C and agrees with the
-//! interpreter (`staged_models.rs`, `staged_join.rs`).
+//! interpreter (`staged_models.rs`, `staged_ops.rs`).
 
 use super::backend;
 use oxtensor::gradient::GradOptions;

@@ -1,7 +1,8 @@
-//! Joins and splits in staged steps: a step concatenating values along any axis (an RNN's
-//! `[x_t, h]`, an ODE's right-hand side stacked from scalars), and the backward step, which
-//! splits the join's cotangent into the pieces' (`Split`). Checked to run every loop in C and
-//! against the interpreter, on random ranks, axes and extents, forwards and with gradients.
+//! Staged steps holding joins, splits and reshapes: a step concatenating values along any
+//! axis (an RNN's `[x_t, h]`, an ODE's right-hand side stacked from scalars) and the
+//! backward step, which splits the join's cotangent into the pieces' (`Split`); a reshape
+//! of a transposed view. Checked to run every loop in C and against the interpreter, on
+//! random ranks, axes and extents, forwards and with gradients.
 
 use crate::common;
 
@@ -136,5 +137,41 @@ fn concatenating_steps_and_their_gradients_run_in_c() {
         build: &lotka_volterra,
         wrt: &[0, 1],
         tol: Tol::REORDERED,
+    });
+}
+
+/// `S ← tanh(0.5·S + reshape(X_tᵀ, S's extents))` and, mapped, `reshape(X_tᵀ, (-1,))`: a
+/// reshape of a transposed view (gathered into C order first). Inputs `X` (steps × m × n),
+/// `S_0` (n × m).
+fn reshaped_transpose(v: &[Var]) -> (Vec<Var>, Var) {
+    let lp = Loop::new("reshaped-transpose", &[&v[0]], &[&v[1]], &[]);
+    let out = lp.build(|taps, _| {
+        let (x, s) = (&taps[0], &taps[1]);
+        let extent = |d: usize| ops::shape_i(s, d).expect("extent");
+        let xt = ops::reshape_sym(&x.t(), &[extent(0), extent(1)]).expect("reshape");
+        let flat = ops::reshape(&x.t(), &[-1]).expect("flatten");
+        Step {
+            next: vec![(&(s * 0.5) + &xt).tanh()],
+            mapped: vec![flat],
+            until: None,
+        }
+    });
+    let cost = square_sum(&out);
+    (out, cost)
+}
+
+#[test]
+fn reshapes_of_transposed_views_run_in_c() {
+    let mut rng = Rng::new(32);
+    let (m, n) = (3, 4);
+    check(&Model {
+        name: "reshaped transpose",
+        values: vec![
+            values(&mut rng, &[5, m, n], 1.0),
+            values(&mut rng, &[n, m], 0.5),
+        ],
+        build: &reshaped_transpose,
+        wrt: &[0, 1],
+        tol: Tol::MATH_LIBRARIES,
     });
 }
