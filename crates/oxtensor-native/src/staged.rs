@@ -434,7 +434,7 @@ pub(crate) fn prepare(
             | Stage::Split { axis, x, at, .. } => {
                 dims[*at] = layouts[*x].shape.get(..*axis)?.iter().product::<usize>() as i64;
             }
-            Stage::Elem { .. } | Stage::Host { .. } => {}
+            Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
         }
     }
     for (at, n) in numbers {
@@ -561,7 +561,10 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // whole rows of values in C order of the extents checked above. A host call passes
     // `host_call` the pointers of its operands, laid out as `layouts` (which `host` copied),
     // and of its outputs, computed values of the extents the op's type rule gave (contiguous,
-    // in scratch or an output row); `host` lives until the kernel returns. The
+    // in scratch or an output row); `host` lives until the kernel returns. A join or split
+    // copies blocks of values in C order whose extents were checked to agree but along its
+    // axis, where the pieces' add up to the whole's, and no value is empty, so its block
+    // count divides every element count; a check reads one element of each condition. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

@@ -1,17 +1,18 @@
-//! Staged steps holding joins, splits and reshapes: a step concatenating values along any
-//! axis (an RNN's `[x_t, h]`, an ODE's right-hand side stacked from scalars) and the
-//! backward step, which splits the join's cotangent into the pieces' (`Split`); a reshape
-//! of a transposed view. Checked to run every loop in C and against the interpreter, on
-//! random ranks, axes and extents, forwards and with gradients.
-
+//! Staged steps holding joins, splits, reshapes and run-time checks: a step concatenating
+//! values along any axis (an RNN's `[x_t, h]`, an ODE's right-hand side stacked from
+//! scalars) and the backward step, which splits the join's cotangent into the pieces'
+//! (`Split`); a reshape of a transposed view; `einsum`'s check that extents agree, and an
+//! assertion on a value of the step that fails at some step (reported by the interpreter).
+//! Checked to run every loop in C and against the interpreter, on random ranks, axes and
+//! extents, forwards and with gradients.
 use crate::common;
 
 use common::data::Rng;
-use common::models::{Loop, Model, Step, check};
-use common::staged::{square_sum, values};
+use common::models::{Loop, Model, Step, check, inputs_of};
+use common::staged::{assert_reported_by_the_interpreter, square_sum, values};
 use oxtensor::ops::{self, Idx};
 use oxtensor_data::Tensor;
-use oxtensor_graph::Var;
+use oxtensor_graph::{FunctionGraph, Var};
 use oxtensor_testkit::Tol;
 
 /// `J = [x_t, S, 0.5·x_t]` joined along `axis`, split back into three pieces (of the
@@ -174,4 +175,50 @@ fn reshapes_of_transposed_views_run_in_c() {
         wrt: &[0, 1],
         tol: Tol::MATH_LIBRARIES,
     });
+}
+
+/// `h ← tanh(einsum("ij,j->i", W, h) + x_t)` (einsum checks that the extents of `j` agree:
+/// a condition known before the loop), with `h` asserted to stay below `bound` in absolute
+/// value (a condition the step computes). Inputs `X, W, h_0, bound`.
+fn checked_rnn(v: &[Var]) -> (Vec<Var>, Var) {
+    let lp = Loop::new("checked-rnn", &[&v[0]], &[&v[2]], &[&v[1], &v[3]]);
+    let out = lp.build(|taps, o| {
+        let (x, h, w, bound) = (&taps[0], &taps[1], &o[0], &o[1]);
+        let wh = ops::einsum("ij,j->i", &[w.clone(), h.clone()]).expect("einsum");
+        let next = (&wh + x).tanh();
+        let within = ops::lt(&next.abs().max(None), bound).expect("bound");
+        let next = ops::check::assert_that(&next, &[within], "h left its bound").expect("assert");
+        Step {
+            next: vec![next],
+            mapped: vec![],
+            until: None,
+        }
+    });
+    let cost = square_sum(&out);
+    (out, cost)
+}
+
+#[test]
+fn checks_in_a_step_run_in_c_and_a_failing_one_is_reported_by_the_interpreter() {
+    let mut rng = Rng::new(31);
+    let vals = vec![
+        values(&mut rng, &[9, 4], 1.0),
+        values(&mut rng, &[4, 4], 0.5),
+        values(&mut rng, &[4], 0.5),
+        Tensor::scalar(2.0),
+    ];
+    check(&Model {
+        name: "checked rnn",
+        values: vals.clone(),
+        build: &checked_rnn,
+        wrt: &[0, 1, 2],
+        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+    });
+    // A bound some step's `h` exceeds: the C loop stops and the interpreter's loop raises.
+    let mut low = vals;
+    low[3] = Tensor::scalar(0.6);
+    let inputs = inputs_of(&low);
+    let (out, _) = checked_rnn(&inputs);
+    let g = FunctionGraph::new(inputs, out).expect("graph");
+    assert_reported_by_the_interpreter(&g, low, "h left its bound");
 }

@@ -219,6 +219,12 @@ pub(crate) enum Stage {
         /// Where the number of blocks is in `d`.
         at: usize,
     },
+    /// A `CheckAndRaise`'s conditions (one-element bools): a false one is an error, which
+    /// ends the loop after the step, and the interpreter's loop raises the check's error.
+    Check {
+        /// The conditions.
+        conds: Vec<usize>,
+    },
     /// A node C does not compute (linear algebra): the loop calls the executor back to run
     /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
     Host {
@@ -576,6 +582,11 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
         Stage::Join { args, out, at, .. } => blocks(s, p, (*out, args), true, *at),
         Stage::Split { x, outs, at, .. } => blocks(s, p, (*x, outs), false, *at),
+        Stage::Check { conds } => {
+            for c in conds {
+                let _ = writeln!(s, "    bad |= !v{c}[0];");
+            }
+        }
         Stage::Host {
             args,
             outs,

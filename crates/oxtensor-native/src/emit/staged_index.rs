@@ -409,6 +409,7 @@ fn reads(st: &Stage) -> Vec<usize> {
         Stage::Gather { from, .. } => vec![*from],
         Stage::Join { args, .. } => args.clone(),
         Stage::Split { x, .. } => vec![*x],
+        Stage::Check { conds } => conds.clone(),
         Stage::MatMul { a, b, acc, .. } => [*a, *b].into_iter().chain(*acc).collect(),
         Stage::Inc {
             x, y, entries, acc, ..

@@ -406,6 +406,27 @@ impl Lowering {
         Some(())
     }
 
+    /// Lowers a `CheckAndRaise` of one-element bool conditions: its value is a view of the
+    /// value checked, and a [`Stage::Check`] tests the conditions each step (once the step has
+    /// computed them; a condition known before the loop, such as an einsum's comparison of
+    /// extents, is a param).
+    fn check(&mut self, node: &Arc<Node>) -> Option<()> {
+        let (x, conds) = node.inputs().split_first()?;
+        let of = self.value(x)?;
+        let conds = conds
+            .iter()
+            .map(|c| {
+                let v = self.value(c)?;
+                let t = &self.values[v].ty;
+                (t.dtype == DType::Bool && one_element(t)).then_some(v)
+            })
+            .collect::<Option<Vec<usize>>>()?;
+        self.stages.push(Stage::Check { conds });
+        let order = (0..self.values[of].ty.ndim()).map(Some).collect();
+        self.define(Var::output_of(node, 0), ValueKind::View { of, order });
+        Some(())
+    }
+
     /// Lowers a `MatMul` node of operands of rank 1 or 2 of one float dtype.
     fn matmul(&mut self, node: &Arc<Node>) -> Option<()> {
         let a = self.value(node.inputs().first()?)?;
@@ -436,7 +457,8 @@ impl StagedLoop {
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
     /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a `Join` or
-    /// a `Split` (by extents known before the loop) along any axis, a param
+    /// a `Split` (by extents known before the loop) along any axis, a `CheckAndRaise` of
+    /// one-element conditions, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
     /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
     /// next value has another dtype
@@ -507,6 +529,7 @@ impl StagedLoop {
                 Op::MatMul => l.matmul(&node)?,
                 Op::Join { axis } => l.join(&node, *axis)?,
                 Op::Split { axis, .. } => l.split(&node, *axis)?,
+                Op::CheckAndRaise(_) => l.check(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
                 }
@@ -570,7 +593,7 @@ impl StagedLoop {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } | Stage::Host { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
             }
         }
         for value in &mut l.values {
