@@ -42,6 +42,7 @@
 
 #![warn(missing_docs)]
 
+mod bodies;
 mod driver;
 mod error;
 pub mod pattern;

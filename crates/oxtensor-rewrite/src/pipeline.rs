@@ -1,5 +1,6 @@
 //! The pass pipeline and the selection of rules by tags (what a mode's optimizer is).
 
+use crate::bodies::in_bodies;
 use crate::driver::{Limits, PassStats, apply_rules};
 use crate::rules::{
     ALGEBRA, BRANCHES, EINSUM, FOLD, LAYOUT, LINALG, LOOPS, LOWER_RANK, PRODUCTS, SHAPE, SIGMOID,
@@ -25,7 +26,8 @@ pub struct Pass {
     /// The rule sets, in priority order: at each node the first matching rule wins.
     pub rule_sets: &'static [RuleSet],
     /// A whole-graph pass run after the rule sets (fusion), when the optimizer selects the
-    /// pass by its name or tags ([`Optimizer::selects_pass`]).
+    /// pass by its name or tags ([`Optimizer::selects_pass`]); it runs inside every inner graph
+    /// too (loop steps, branches, subroutine bodies), innermost first.
     pub graph_pass: Option<GraphPass>,
 }
 
@@ -420,7 +422,7 @@ pub fn rewrite_outputs(
         };
         outputs = new_outputs;
         if let Some(run) = graph_pass {
-            let (o, s) = run(&outputs)?;
+            let (o, s) = in_bodies(run, &outputs)?;
             outputs = o;
             stats = Some(match stats {
                 Some(mut before) => {

@@ -422,3 +422,170 @@ fn siblings_stay_apart_without_equal_extents_or_when_a_path_joins_them() {
         assert_close(&h.to_vec_as::<f64>(), &w.to_vec_as::<f64>(), 1e-15);
     }
 }
+
+/// Per inner graph of the graph of `outs` (loop steps, branches, subroutine bodies, nested
+/// ones too, not Composites' programs): its ops.
+fn body_ops(outs: &[Var]) -> Vec<Vec<Op>> {
+    let mut found = Vec::new();
+    for node in toposort(outs) {
+        let bodies = match node.op() {
+            Some(Op::Scan(s)) => vec![s.body.clone()],
+            Some(Op::IfElse(b)) => vec![b.then_branch.clone(), b.else_branch.clone()],
+            Some(Op::OpFromGraph(o)) => vec![o.body.clone()],
+            _ => Vec::new(),
+        };
+        for body in bodies {
+            found.push(outer_ops(body.outputs()));
+            found.extend(body_ops(body.outputs()));
+        }
+    }
+    found
+}
+
+/// `h[t] = exp(-h[t-1]) * a + x[t]` over the rows of `x` from `h0`, the step's values a
+/// vector; with `nested`, the step adds the last value of an inner loop of the same form
+/// over `x[t]`'s entries.
+fn decay_loop(x: &Var, h0: &Var, a: &Var, nested: bool) -> Var {
+    use oxtensor_graph::{ScanSpec, scan};
+    let (xt, hp, ai) = (vector("xt"), vector("hp"), vector("ai"));
+    let mut next = (-&hp).exp() * &ai + &xt;
+    if nested {
+        let (e, c) = (input("e", &[]), input("c", &[]));
+        let inner = scan(ScanSpec {
+            tap_inputs: &[e.clone(), c.clone()],
+            sequence_taps: vec![vec![0]],
+            state_taps: vec![vec![-1]],
+            other_inputs: &[],
+            outputs: &[(-(&c * &c)).exp() * 0.5 + &e],
+            n_mapped: 0,
+            until: false,
+            n_steps: Var::int_constant(-1),
+            sequences: std::slice::from_ref(&xt),
+            initial: &[b::expand_dims(&Var::constant(Tensor::scalar(0.0)), 0).unwrap()],
+            others: &[],
+            go_backwards: false,
+            truncate_gradient: None,
+            name: Some("inner"),
+        })
+        .unwrap()
+        .remove(0);
+        next = next + b::subtensor(&inner, &[b::Idx::int(-1)]).unwrap();
+    }
+    scan(ScanSpec {
+        tap_inputs: &[xt.clone(), hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&ai),
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(x),
+        initial: &[b::expand_dims(h0, 0).unwrap()],
+        others: std::slice::from_ref(a),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("decay"),
+    })
+    .unwrap()
+    .remove(0)
+}
+
+#[test]
+fn fusion_runs_inside_loops_branches_and_subroutines() {
+    use oxtensor_graph::{OpFromGraph, ifelse};
+    let (x, h0, a, c) = (matrix("x"), vector("h0"), vector("a"), input("c", &[]));
+    // Over another matrix: two loops over one sequence would be merged into one.
+    let x2 = matrix("x2");
+    let looped = decay_loop(&x, &h0, &a, false);
+    let nested = decay_loop(&x2, &h0, &a, true);
+    let branch = ifelse(
+        &c,
+        &[(h0.exp() * 2.0 + 1.0).sin()],
+        &[(&a * &a).log1p() - 1.0],
+    )
+    .unwrap()
+    .remove(0);
+    let u = vector("u");
+    let sub = OpFromGraph::new(
+        std::slice::from_ref(&u),
+        &[u.sin() * u.cos() + &u],
+        Some("sub"),
+    )
+    .unwrap();
+    let called = Var::apply1(
+        Op::OpFromGraph(std::sync::Arc::new(sub)),
+        std::slice::from_ref(&a),
+    )
+    .unwrap();
+    let outs = [looped, nested, branch, called];
+    let (fast, report) = optimize(&outs, &Optimizer::FAST_RUN);
+    // Each body is one Composite where it was a chain of elementwise nodes: the outer loop,
+    // the loop holding a loop and the loop nested in it, both branches, the subroutine.
+    let bodies = body_ops(&fast);
+    assert_eq!(bodies.len(), 6, "{}", show(&fast[0]));
+    for ops in &bodies {
+        let chains = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Elemwise(_)))
+            .count();
+        let composites = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Composite(_)))
+            .count();
+        assert!(
+            chains == 0 && composites >= 1,
+            "a body kept {chains} elementwise nodes: {ops:?}"
+        );
+    }
+    assert!(report.hits("elemwise_fusion") >= 6, "{report:?}");
+    let inputs = [x, x2, h0, a, c];
+    let args = [
+        random_tensor(&[6, 4], -1.0, 1.0, 3),
+        random_tensor(&[5, 4], -1.0, 1.0, 6),
+        random_tensor(&[4], -1.0, 1.0, 4),
+        random_tensor(&[4], 0.1, 1.0, 5),
+        Tensor::scalar(1.0),
+    ];
+    for (got, want) in eval(&inputs, &fast, &args)
+        .iter()
+        .zip(eval(&inputs, &outs, &args))
+    {
+        assert_close(&got.to_vec_as::<f64>(), &want.to_vec_as::<f64>(), 1e-12);
+    }
+}
+
+#[test]
+fn shape_arithmetic_stays_out_of_composites_that_read_elements() {
+    use oxtensor_data::DType;
+    let y = vector("y");
+    // `n - 1` sizes an allocation and scales a mean: its group may not merge with the mean's,
+    // which reads y's elements, or the allocation's extent would be a Composite's value.
+    let n = b::shape_i(&y, 0).unwrap() * 2 - 1;
+    let zeros = b::alloc(
+        &Var::constant(Tensor::scalar(0.0)),
+        std::slice::from_ref(&n),
+    )
+    .unwrap();
+    let mean = (y.sum(None) / b::cast(&n, DType::F64).unwrap()).exp() + 1.0;
+    let outs = fused(&[zeros, mean]);
+    let Some((Op::Alloc { .. }, [_, extent])) = outs[0].owner() else {
+        panic!("{}", show(&outs[0]))
+    };
+    let leaves: Vec<Op> = toposort(std::slice::from_ref(extent))
+        .iter()
+        .filter_map(|n| n.op().cloned())
+        .collect();
+    assert!(
+        leaves
+            .iter()
+            .all(|op| matches!(op, Op::ShapeI(_) | Op::Elemwise(_) | Op::Composite(_))),
+        "{}",
+        show(&outs[0])
+    );
+    let args = [random_tensor(&[5], -1.0, 1.0, 7)];
+    let got = eval(std::slice::from_ref(&y), &outs, &args);
+    assert_eq!(got[0].shape(), &[9]);
+    let want = (args[0].to_vec_as::<f64>().iter().sum::<f64>() / 9.0).exp() + 1.0;
+    assert_close(&got[1].to_vec_as::<f64>(), &[want], 1e-14);
+}

@@ -82,7 +82,8 @@ impl Lowering {
     /// or a shape-like op (elementwise arithmetic, `MakeVector`, views, indexing, `Alloc`,
     /// `Join`, `ARange`) whose inputs are params, other values and constants, not all constants.
     fn param(&mut self, node: &Arc<Node>, op: &Op) -> Option<()> {
-        if node.types().len() != 1 {
+        // Fusion may compute several extents in one Composite: each output is a param.
+        if node.types().len() != 1 && !matches!(op, Op::Composite(_)) {
             return None;
         }
         let inputs = node.inputs();
@@ -128,8 +129,11 @@ impl Lowering {
             }
             _ => return None,
         };
-        let var = Var::output_of(node, 0);
-        self.define(var.clone(), ValueKind::Param { var, args });
+        for k in 0..node.types().len() {
+            let var = Var::output_of(node, k);
+            let args = args.clone();
+            self.define(var.clone(), ValueKind::Param { var, args });
+        }
         Some(())
     }
 
@@ -452,13 +456,56 @@ impl Lowering {
     }
 }
 
+impl Lowering {
+    /// Lowers a `FusedMatMul` as the product's stage and the epilogue's elementwise stage over
+    /// the product and the other operands. Fusion decides epilogues for whole-array kernels;
+    /// inside a step an `acc + a·b` epilogue (a backward step's `dW + g ⊗ h`) is lowered as
+    /// that `Add`, so the product's stage takes `acc` as its accumulator.
+    fn fused_matmul(
+        &mut self,
+        node: &Arc<Node>,
+        body: &oxtensor_graph::FrozenGraph,
+        uses: &FxHashMap<Var, usize>,
+    ) -> Option<()> {
+        let (a, b, others) = match node.inputs() {
+            [a, b, others @ ..] => (a, b, others),
+            _ => return None,
+        };
+        let product = Var::apply1(Op::MatMul, &[a.clone(), b.clone()]).ok()?;
+        let out = node.types().first()?;
+        if product.dtype() != out.dtype || product.ndim() != out.ndim() {
+            return None;
+        }
+        self.matmul(product.node())?;
+        let accumulates = matches!(
+            body.outputs().first().and_then(Var::owner),
+            Some((Op::Elemwise(ScalarOp::Add), [x, y]))
+                if matches!((x.node().kind(), y.node().kind()),
+                    (NodeKind::Placeholder(0), NodeKind::Placeholder(1))
+                    | (NodeKind::Placeholder(1), NodeKind::Placeholder(0)))
+        );
+        let mut operands = vec![product.clone()];
+        operands.extend(others.iter().cloned());
+        let (op, mut uses) = match accumulates {
+            true => (Op::Elemwise(ScalarOp::Add), uses.clone()),
+            false => (Op::Composite(body.clone()), FxHashMap::default()),
+        };
+        uses.insert(product, 1);
+        let value = Var::apply1(op, &operands).ok()?;
+        self.elementwise(value.node(), value.node().op()?, &uses)?;
+        let x = *self.of.get(&value)?;
+        self.of.insert(Var::output_of(node, 0), x);
+        Some(())
+    }
+}
+
 impl StagedLoop {
     /// The staged loop of `s`, or `None` when some step node is none of: elementwise (as C
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
-    /// `Reshape` view, a `MatMul` of operands of rank 1 or 2 of one float dtype, a `Join` or
-    /// a `Split` (by extents known before the loop) along any axis, a `CheckAndRaise` of
-    /// one-element conditions, a param
+    /// `Reshape` view, a `MatMul` (or a `FusedMatMul`, whose epilogue is then elementwise) of
+    /// operands of rank 1 or 2 of one float dtype, a `Join` or a `Split` (by extents known
+    /// before the loop) along any axis, a `CheckAndRaise` of one-element conditions, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
     /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
     /// next value has another dtype
@@ -527,6 +574,7 @@ impl StagedLoop {
                 Op::Take { axis } => l.take(&node, *axis)?,
                 Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
                 Op::MatMul => l.matmul(&node)?,
+                Op::FusedMatMul { body } => l.fused_matmul(&node, body, &uses)?,
                 Op::Join { axis } => l.join(&node, *axis)?,
                 Op::Split { axis, .. } => l.split(&node, *axis)?,
                 Op::CheckAndRaise(_) => l.check(&node)?,

@@ -33,7 +33,11 @@
 //!
 //! and no path through other nodes leads from one to the other, which would make the merged
 //! unit its own predecessor (the search is bounded, and gives up by not merging). Constants are
-//! not shared reads. A group whose only value read outside it feeds only a reduction is not
+//! not shared reads. A group of shape arithmetic (extents and what is computed from them
+//! alone) is not merged with one that computes values: its results are extents that
+//! allocations and loops read (a staged loop works them out before it starts), which a
+//! Composite that also reads a tensor's elements would turn into values known only while it
+//! runs. A group whose only value read outside it feeds only a reduction is not
 //! merged with a sibling it merely shares inputs with: reduction fusion makes such a pair one pass
 //! that never stores the group's value, which a second output of its Composite would force
 //! it to. (Groups that pass values to each other are merged anyway: those values would be
@@ -153,7 +157,16 @@ fn assign_groups(g: &Graph, outputs: &[Var], merge: bool) -> Groups {
         m.reverse();
     }
     if merge {
-        merge_groups(g, &users, &mut group, &mut members, &pattern, &is_output);
+        let shapes = shape_arithmetic(g);
+        merge_groups(
+            g,
+            &users,
+            &mut group,
+            &mut members,
+            &pattern,
+            &is_output,
+            &shapes,
+        );
     }
     // A member is an output of its Composite when something outside the group reads it.
     let exported = g
@@ -176,7 +189,8 @@ fn assign_groups(g: &Graph, outputs: &[Var], merge: bool) -> Groups {
 /// Merges groups of one broadcast pattern that read the same variable (of that pattern, so
 /// with the same extents as both groups' values) or that read one another's values, into one
 /// group whose Composite has several outputs, unless a path through other nodes joins them
-/// (merging would then make a cycle).
+/// (merging would then make a cycle), or one group is shape arithmetic (`shapes`) and the
+/// other is not.
 fn merge_groups(
     g: &Graph,
     users: &[Vec<usize>],
@@ -184,6 +198,7 @@ fn merge_groups(
     members: &mut [Vec<usize>],
     pattern: &[Vec<bool>],
     outputs: &FxHashSet<&Var>,
+    shapes: &[bool],
 ) {
     // Pairs of nodes of two groups to merge, in the order they are found, and whether a value
     // flows between them (else they share an input).
@@ -220,7 +235,9 @@ fn merge_groups(
     for (p, i, direct) in pairs {
         let (a, b) = (group[p], group[i]);
         let reduced = |gid: usize| feeds_a_reduction(g, users, group, &members[gid], outputs);
+        let of_shapes = |gid: usize| members[gid].iter().all(|&m| shapes[m]);
         if a == b
+            || of_shapes(a) != of_shapes(b)
             || (!direct && (reduced(a) || reduced(b)))
             || joined_through_others(users, group, members, a, b)
         {
@@ -233,6 +250,28 @@ fn merge_groups(
         members[a].extend(moved);
         members[a].sort_unstable();
     }
+}
+
+/// Per node of `g`, whether it is shape arithmetic: an extent (`Shape`, `Shape_i`), or an
+/// elementwise node whose inputs are constants and shape arithmetic (at least one).
+fn shape_arithmetic(g: &Graph) -> Vec<bool> {
+    let mut shapes = vec![false; g.order.len()];
+    for (i, node) in g.order.iter().enumerate() {
+        shapes[i] = match node.op() {
+            Some(Op::Shape | Op::ShapeI(_)) => true,
+            _ if fusable(node) => {
+                let mut read = node
+                    .inputs()
+                    .iter()
+                    .filter(|v| v.constant_value().is_none());
+                let from_shapes = |v: &Var| g.producer(v).is_some_and(|p| shapes[p]);
+                let first = read.next();
+                first.is_some_and(from_shapes) && read.all(from_shapes)
+            }
+            _ => false,
+        };
+    }
+    shapes
 }
 
 /// True when the group of `members` has one value read outside it, not a graph output, read

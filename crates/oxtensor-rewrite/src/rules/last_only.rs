@@ -5,14 +5,14 @@
 //! `[-1]`. Which outputs those are depends on every reader of the output, so this is a pass
 //! over the whole graph rather than a rule. It sets [`Scan::last_only`]; a backend then keeps
 //! a ring of the rows the loop still reads instead of the whole trajectory (the native C loop
-//! does), and the readers' `[-1]` still reads the last value. A loop's step is a graph too:
-//! the pass marks the loops nested in it the same way (their outputs the step returns are
-//! read whole).
+//! does), and the readers' `[-1]` still reads the last value. Like every whole-graph pass it
+//! runs inside loop steps too (`crate::bodies`), where the outputs a step returns are read
+//! whole.
 
 use crate::RewriteError;
 use crate::driver::{PassStats, StopReason};
 use indexmap::IndexMap;
-use oxtensor_graph::{FrozenGraph, IndexEntry, Op, Scan, Var, clone_replace, toposort};
+use oxtensor_graph::{IndexEntry, Op, Scan, Var, clone_replace, toposort};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
@@ -45,18 +45,6 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
         let Some(Op::Scan(s)) = node.op() else {
             continue;
         };
-        // The loops nested in the step first.
-        let (body_out, inner) = scan_last_only(s.body.outputs())?;
-        let inner_marked = inner.hits.get("scan_last_only").copied().unwrap_or(0);
-        let body = match inner_marked {
-            0 => s.body.clone(),
-            _ => FrozenGraph::freeze(&s.body.placeholders(), &body_out).map_err(|source| {
-                RewriteError::Rebuild {
-                    pass: "scan_last_only",
-                    source,
-                }
-            })?,
-        };
         let marks: Vec<bool> = (0..s.n_outputs())
             .map(|i| {
                 let v = Var::output_of(node, i);
@@ -67,17 +55,11 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
                             .is_none_or(|rs| rs.iter().all(|&r| reads_last(&nodes[r], &v))))
             })
             .collect();
-        let new_marks = marks != s.last_only && marks.contains(&true);
-        if !new_marks && inner_marked == 0 {
+        if marks == s.last_only || !marks.contains(&true) {
             continue;
         }
         let op = Op::Scan(Arc::new(Scan {
-            last_only: if new_marks {
-                marks
-            } else {
-                s.last_only.clone()
-            },
-            body,
+            last_only: marks,
             ..Scan::clone(s)
         }));
         let Ok(new) = Var::apply(op, node.inputs()) else {
@@ -86,7 +68,7 @@ pub fn scan_last_only(outputs: &[Var]) -> Result<(Vec<Var>, PassStats), RewriteE
         for (i, v) in new.into_iter().enumerate() {
             replace.insert(Var::output_of(node, i), v);
         }
-        marked += usize::from(new_marks) + inner_marked;
+        marked += 1;
     }
     let current = if replace.is_empty() {
         outputs.to_vec()
