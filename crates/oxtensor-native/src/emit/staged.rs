@@ -580,8 +580,12 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             s.push_str("      }\n    }\n");
         }
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
-        Stage::Join { args, out, at, .. } => blocks(s, p, (*out, args), true, *at),
-        Stage::Split { x, outs, at, .. } => blocks(s, p, (*x, outs), false, *at),
+        Stage::Join { args, out, at, .. } => {
+            super::staged_join::blocks(s, p, (*out, args), true, *at)
+        }
+        Stage::Split { x, outs, at, .. } => {
+            super::staged_join::blocks(s, p, (*x, outs), false, *at)
+        }
         Stage::Check { conds } => {
             for c in conds {
                 let _ = writeln!(s, "    bad |= !v{c}[0];");
@@ -670,39 +674,6 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             );
         }
     }
-}
-
-/// The C of a [`Stage::Join`] (`join`: `whole` is the result, `parts` the values joined) or a
-/// [`Stage::Split`] (`whole` is split into `parts`): `d[at]` blocks, each of every part's
-/// block in turn (a part's block is its element count / `d[at]` elements). The executor
-/// checked that the parts' extents add up to the whole's along the axis and agree elsewhere,
-/// and no value is empty, so every copy is within its buffer.
-fn blocks(
-    s: &mut String,
-    p: &StagedLoop,
-    (whole, parts): (usize, &[usize]),
-    join: bool,
-    at: usize,
-) {
-    let t = ctype(p.values[whole].ty.dtype);
-    let _ = writeln!(
-        s,
-        "    {{\n      const int64_t nb = d[{at}];\n      const int64_t nw = nb > 0 ? d[{}] / nb : 0;\n      \
-         for (int64_t b = 0; b < nb; b++) {{\n        int64_t o = b * nw;",
-        p.numel_at(whole)
-    );
-    for part in parts {
-        let n = format!("(d[{}] / nb)", p.numel_at(*part));
-        let (to, from) = match join {
-            true => (format!("v{whole} + o"), format!("v{part} + b * {n}")),
-            false => (format!("v{part} + b * {n}"), format!("v{whole} + o")),
-        };
-        let _ = writeln!(
-            s,
-            "        memcpy({to}, {from}, (size_t){n} * sizeof({t}));\n        o += {n};"
-        );
-    }
-    s.push_str("      }\n    }\n");
 }
 
 /// The rank of the region a basic index of `entries` selects in a value of rank `ndim`: its

@@ -34,7 +34,7 @@ type Reads = (Vec<(String, DType)>, Vec<usize>, Vec<Var>);
 
 impl Lowering {
     /// Appends a value.
-    fn push(&mut self, ty: TensorType, kind: ValueKind) -> usize {
+    pub(super) fn push(&mut self, ty: TensorType, kind: ValueKind) -> usize {
         self.values.push(Value {
             ty,
             kind,
@@ -169,7 +169,7 @@ impl Lowering {
     }
 
     /// The values of `node`'s outputs, all of rank `rank`, as computed values.
-    fn outputs(&mut self, node: &Arc<Node>, rank: usize) -> Option<Vec<usize>> {
+    pub(super) fn outputs(&mut self, node: &Arc<Node>, rank: usize) -> Option<Vec<usize>> {
         let mut outs = Vec::new();
         for k in 0..node.types().len() {
             let v = Var::output_of(node, k);
@@ -336,98 +336,6 @@ impl Lowering {
             args: reads,
             outs,
         });
-        Some(())
-    }
-
-    /// Value `x` in C order: itself, or a copy gathered from a view of rank at most 2 that
-    /// reads it out of order.
-    fn in_c_order(&mut self, x: usize) -> Option<usize> {
-        if keeps_layout(&self.values, x) {
-            return Some(x);
-        }
-        if self.values[x].ty.ndim() > 2 {
-            return None;
-        }
-        let g = self.push(self.values[x].ty.clone(), ValueKind::Computed);
-        self.stages.push(Stage::Gather {
-            from: x,
-            out: g,
-            at: self.slots,
-        });
-        self.slots += SLOT;
-        Some(g)
-    }
-
-    /// Lowers a `Join` along `axis` of values of its dtype and rank (gathered into C order
-    /// when they are views that are not).
-    fn join(&mut self, node: &Arc<Node>, axis: usize) -> Option<()> {
-        let out_ty = node.types().first()?;
-        let mut args = Vec::new();
-        for v in node.inputs() {
-            let x = self.value(v)?;
-            let t = &self.values[x].ty;
-            if t.dtype != out_ty.dtype || t.ndim() != out_ty.ndim() {
-                return None;
-            }
-            args.push(self.in_c_order(x)?);
-        }
-        if axis >= out_ty.ndim() || args.is_empty() {
-            return None;
-        }
-        let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
-        self.stages.push(Stage::Join {
-            args,
-            axis,
-            out,
-            at: self.slots,
-        });
-        self.slots += 1;
-        Some(())
-    }
-
-    /// Lowers a `Split` along `axis` of a value (in C order, or gathered into it) into pieces
-    /// whose extents a param holds.
-    fn split(&mut self, node: &Arc<Node>, axis: usize) -> Option<()> {
-        let x = self.value(node.inputs().first()?)?;
-        let sizes = self.value(node.inputs().get(1)?)?;
-        let t = &self.values[x].ty;
-        if !self.is_param(sizes)
-            || axis >= t.ndim()
-            || node.types().iter().any(|o| o.dtype != t.dtype)
-        {
-            return None;
-        }
-        let x = self.in_c_order(x)?;
-        let outs = self.outputs(node, self.values[x].ty.ndim())?;
-        self.stages.push(Stage::Split {
-            x,
-            sizes,
-            axis,
-            outs,
-            at: self.slots,
-        });
-        self.slots += 1;
-        Some(())
-    }
-
-    /// Lowers a `CheckAndRaise` of one-element bool conditions: its value is a view of the
-    /// value checked, and a [`Stage::Check`] tests the conditions each step (once the step has
-    /// computed them; a condition known before the loop, such as an einsum's comparison of
-    /// extents, is a param).
-    fn check(&mut self, node: &Arc<Node>) -> Option<()> {
-        let (x, conds) = node.inputs().split_first()?;
-        let of = self.value(x)?;
-        let conds = conds
-            .iter()
-            .map(|c| {
-                let v = self.value(c)?;
-                let t = &self.values[v].ty;
-                (t.dtype == DType::Bool && one_element(t)).then_some(v)
-            })
-            .collect::<Option<Vec<usize>>>()?;
-        self.stages.push(Stage::Check { conds });
-        let order = (0..self.values[of].ty.ndim()).map(Some).collect();
-        self.define(Var::output_of(node, 0), ValueKind::View { of, order });
         Some(())
     }
 
