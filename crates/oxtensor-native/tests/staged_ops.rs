@@ -222,3 +222,72 @@ fn checks_in_a_step_run_in_c_and_a_failing_one_is_reported_by_the_interpreter() 
     let g = FunctionGraph::new(inputs, out).expect("graph");
     assert_reported_by_the_interpreter(&g, low, "h left its bound");
 }
+
+/// The Viterbi algorithm's step: `δ ← max(δ[:, None] + log A, axis 0) + e_t`, with
+/// `ψ_t = argmax(…, axis 0)` mapped (an arg-reduction, a host call). Inputs `E` (steps ×
+/// states), `log A`, `δ_0`.
+fn viterbi(v: &[Var]) -> (Vec<Var>, Var) {
+    let lp = Loop::new("viterbi", &[&v[0]], &[&v[2]], &[&v[1]]);
+    let out = lp.build(|taps, o| {
+        let (e, delta, log_a) = (&taps[0], &taps[1], &o[0]);
+        let scores = &ops::expand_dims(delta, 1).expect("column") + log_a;
+        let best = ops::argmax(&scores, Some(0), false).expect("argmax");
+        Step {
+            next: vec![&scores.max(Some(&[0])) + e],
+            mapped: vec![best],
+            until: None,
+        }
+    });
+    let cost = out[0].sum(None);
+    (out, cost)
+}
+
+/// A step of host-called nodes C does not compute: `h ← tanh(0.5·sort(cumsum(h·x_t)) +
+/// (W @ h[None, :, None])[:, 0, 0])`, a cumulative sum, a sort and a batched product (`W`
+/// of n × n × n). Inputs `X` (steps × n), `W`, `h_0` (n).
+fn host_called(v: &[Var]) -> (Vec<Var>, Var) {
+    let lp = Loop::new("host-called", &[&v[0]], &[&v[2]], &[&v[1]]);
+    let out = lp.build(|taps, o| {
+        let (x, h, w) = (&taps[0], &taps[1], &o[0]);
+        let running = ops::extra::cumsum(&(h * x), Some(0)).expect("cumsum");
+        let sorted = ops::extra::sort(&running, Some(0)).expect("sort");
+        let col = ops::expand_dims(&ops::expand_dims(h, 1).expect("col"), 0).expect("batch");
+        let mixed = w.matmul(&col).at(&[Idx::full(), Idx::int(0), Idx::int(0)]);
+        Step {
+            next: vec![(&(&sorted * 0.5) + &mixed).tanh()],
+            mapped: vec![],
+            until: None,
+        }
+    });
+    let cost = square_sum(&out);
+    (out, cost)
+}
+
+#[test]
+fn steps_with_nodes_c_does_not_compute_call_them_back() {
+    let mut rng = Rng::new(33);
+    let (steps, k) = (20, 4);
+    check(&Model {
+        name: "viterbi",
+        values: vec![
+            values(&mut rng, &[steps, k], 2.0),
+            values(&mut rng, &[k, k], 1.0),
+            values(&mut rng, &[k], 0.5),
+        ],
+        build: &viterbi,
+        wrt: &[0, 1, 2],
+        tol: Tol::EXACT,
+    });
+    let n = 3;
+    check(&Model {
+        name: "host-called",
+        values: vec![
+            values(&mut rng, &[steps, n], 1.0),
+            values(&mut rng, &[n, n, n], 0.5),
+            values(&mut rng, &[n], 0.5),
+        ],
+        build: &host_called,
+        wrt: &[0, 1, 2],
+        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+    });
+}

@@ -415,7 +415,7 @@ impl StagedLoop {
     /// operands of rank 1 or 2 of one float dtype, a `Join` or a `Split` (by extents known
     /// before the loop) along any axis, a `CheckAndRaise` of one-element conditions, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
-    /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
+    /// (`super::staged_host`, [`called_back`], a batched `MatMul`) or a nested loop whose step is all of these; or a state's
     /// next value has another dtype
     /// than the state.
     ///
@@ -481,7 +481,8 @@ impl StagedLoop {
                 Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
                 Op::Take { axis } => l.take(&node, *axis)?,
                 Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
-                Op::MatMul => l.matmul(&node)?,
+                // A batched product (rank 3 or more) is a host call.
+                Op::MatMul => l.matmul(&node).or_else(|| l.host(&node))?,
                 Op::FusedMatMul { body } => l.fused_matmul(&node, body, &uses)?,
                 Op::Join { axis } => l.join(&node, *axis)?,
                 Op::Split { axis, .. } => l.split(&node, *axis)?,
@@ -492,7 +493,7 @@ impl StagedLoop {
                 Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
                 Op::Scan(inner) => l.nested(&node, inner)?,
-                _ if super::staged_host::hosted(op) => l.host(&node)?,
+                _ if super::staged_host::hosted(op) || called_back(op) => l.host(&node)?,
                 _ => return None,
             }
         }
@@ -572,6 +573,16 @@ impl StagedLoop {
         super::staged_index::update_in_place(&mut p);
         Some(p)
     }
+}
+
+/// Whether the loop calls back the interpreter's kernel of a step node of `op`, which C does
+/// not compute, as it does for linear algebra and draws (`super::staged_host`): an
+/// arg-reduction (a Viterbi step's `argmax`), a cumulative sum or product, a sort and the
+/// other extra ops, or a vector made of the step's scalars. The output extents come from the
+/// op's type rule on the operands' extents; where they depend on values (`unique`), the loop
+/// is not laid out and runs in the interpreter's loop.
+fn called_back(op: &Op) -> bool {
+    matches!(op, Op::ArgReduce { .. } | Op::Extra(_) | Op::MakeVector(_))
 }
 
 /// Whether an operand of type `arg` of an elementwise op with output type `out` broadcasts
