@@ -108,6 +108,9 @@ pub fn inputs_of(vals: &[Tensor]) -> Vec<Var> {
         .collect()
 }
 
+/// What builds a model's outputs and cost from its inputs.
+pub type Build<'a> = &'a dyn Fn(&[Var]) -> (Vec<Var>, Var);
+
 /// A model: its input values, its outputs and cost from the inputs, the inputs its cost is
 /// differentiated by, and how close its values must be to the interpreter's.
 pub struct Model<'a> {
@@ -116,7 +119,7 @@ pub struct Model<'a> {
     /// Its input values.
     pub values: Vec<Tensor>,
     /// Its outputs and cost from its inputs.
-    pub build: &'a dyn Fn(&[Var]) -> (Vec<Var>, Var),
+    pub build: Build<'a>,
     /// The inputs the cost is differentiated by (none: no gradient).
     pub wrt: &'static [usize],
     /// How close to the interpreter's its values must be.
