@@ -173,7 +173,8 @@ fn reshapes_of_transposed_views_run_in_c() {
         ],
         build: &reshaped_transpose,
         wrt: &[0, 1],
-        tol: Tol::MATH_LIBRARIES,
+        // `tanh` from two math libraries, then its derivative compounded through the steps.
+        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
     });
 }
 
