@@ -7,7 +7,7 @@
 use crate::error::GradError;
 use crate::rules::{Term, op_pullback};
 use crate::util::{fit, grad_dtype, refine, sum_terms, zeros_like};
-use oxtensor_graph::{Var, toposort};
+use oxtensor_graph::{Op, Var, toposort};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The total gradient of one variable, after the walk.
@@ -147,7 +147,15 @@ pub(crate) fn backprop(
             Cot::Undefined(r) => Some(r.clone()),
             _ => None,
         }) {
-            for (v, _) in inputs.iter().zip(&wanted).filter(|(_, w)| **w) {
+            // An undefined gradient reaches the inputs the outputs depend on, not those only
+            // their shapes depend on (`eye(x.shape[0])` leaves `x`'s gradient defined): the
+            // op's pullback of zeros tells which those are.
+            let connected = connected_inputs(op, inputs, &outputs, &wanted);
+            for (v, _) in inputs
+                .iter()
+                .zip(&connected)
+                .filter(|(_, connected)| **connected)
+            {
                 walk.add(v, Term::Undefined(reason.clone()))?;
             }
             continue;
@@ -184,4 +192,23 @@ pub(crate) fn backprop(
         }
     }
     wrt.iter().map(|w| walk.finish(w)).collect()
+}
+
+/// Per input of a node, whether it is wanted and its gradient is connected to the outputs',
+/// by the op's rule on zero cotangents (every wanted input when the rule fails).
+fn connected_inputs(op: &Op, inputs: &[Var], outputs: &[Var], wanted: &[bool]) -> Vec<bool> {
+    let terms = outputs
+        .iter()
+        .map(|o| zeros_like(o, grad_dtype(o.dtype())).map(Some))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()
+        .and_then(|zeros| op_pullback(op, inputs, outputs, &zeros, wanted).ok());
+    match terms {
+        Some(terms) => terms
+            .iter()
+            .zip(wanted)
+            .map(|(t, w)| *w && !matches!(t, Term::Disconnected))
+            .collect(),
+        None => wanted.to_vec(),
+    }
 }

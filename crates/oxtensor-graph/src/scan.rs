@@ -274,7 +274,12 @@ pub(crate) fn infer(op: &Op, s: &Scan, inputs: &[Var]) -> Result<Vec<TensorType>
     }
     // Each outer value has the step's type with a leading axis.
     let mut k = 0;
-    let mut static_steps: Option<usize> = n_steps.const_int().and_then(|n| usize::try_from(n).ok());
+    // The number of steps is static when `n_steps` is a constant: as given, or, when negative,
+    // the fewest the sequences allow, if every sequence's length is static. A symbolic
+    // `n_steps` may be either at run time, so the steps are not static then.
+    let given = n_steps.const_int();
+    let mut static_steps: Option<usize> = given.and_then(|n| usize::try_from(n).ok());
+    let mut known_lengths = given.is_some();
     for (i, taps) in s.sequence_taps.iter().enumerate() {
         let seq = &inputs[1 + i];
         let step = &body_in[k];
@@ -289,11 +294,14 @@ pub(crate) fn infer(op: &Op, s: &Scan, inputs: &[Var]) -> Result<Vec<TensorType>
                 ),
             ));
         }
-        if n_steps.const_int().is_none_or(|n| n < 0)
-            && let Some(len) = seq.ty().shape[0]
-        {
-            let allowed = sequence_steps(taps, len).unwrap_or(0);
-            static_steps = Some(static_steps.map_or(allowed, |s| s.min(allowed)));
+        if given.is_some_and(|n| n < 0) {
+            match seq.ty().shape[0] {
+                Some(len) => {
+                    let allowed = sequence_steps(taps, len).unwrap_or(0);
+                    static_steps = Some(static_steps.map_or(allowed, |s| s.min(allowed)));
+                }
+                None => known_lengths = false,
+            }
         }
         k += taps.len();
     }
@@ -347,6 +355,9 @@ pub(crate) fn infer(op: &Op, s: &Scan, inputs: &[Var]) -> Result<Vec<TensorType>
                 cond.ndim()
             )));
         }
+        static_steps = None;
+    }
+    if !known_lengths {
         static_steps = None;
     }
     Ok(body_out[..s.n_outputs()]

@@ -191,16 +191,39 @@ fn computed_shape(
                 });
             }
             Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
-            Stage::Join { args, out } if *out == v => {
+            Stage::Join {
+                args, axis, out, ..
+            } if *out == v => {
                 let mut shape = shape_of(*args.first()?)?;
                 for &a in &args[1..] {
                     let s = shape_of(a)?;
-                    if s.len() != shape.len() || s.get(1..) != shape.get(1..) {
+                    let other = |d: usize| d != *axis && s.get(d) != shape.get(d);
+                    if s.len() != shape.len() || (0..s.len()).any(other) {
                         return None;
                     }
-                    shape[0] = shape[0].checked_add(s[0])?;
+                    shape[*axis] = shape.get(*axis)?.checked_add(s[*axis])?;
                 }
                 return Some(shape);
+            }
+            Stage::Split {
+                x,
+                sizes,
+                axis,
+                outs,
+                ..
+            } if outs.contains(&v) => {
+                let shape = shape_of(*x)?;
+                let sizes = params.get(*sizes)?.as_ref()?.to_vec_as::<i64>();
+                let sizes: Vec<usize> = sizes
+                    .iter()
+                    .map(|&n| usize::try_from(n).ok())
+                    .collect::<Option<_>>()?;
+                if sizes.len() != outs.len() || sizes.iter().sum::<usize>() != *shape.get(*axis)? {
+                    return None;
+                }
+                let mut piece = shape;
+                piece[*axis] = sizes[outs.iter().position(|&o| o == v)?];
+                return Some(piece);
             }
             Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
                 let shape = shape_of(*x)?;
@@ -404,7 +427,14 @@ pub(crate) fn prepare(
                 let n = index::take_dims(&layouts[*x], &layouts[*idx], y, *axis)?;
                 dims.get_mut(*at..at + n.len())?.copy_from_slice(&n);
             }
-            Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}
+            // The blocks are the elements of the dimensions before the axis.
+            Stage::Join {
+                axis, out: x, at, ..
+            }
+            | Stage::Split { axis, x, at, .. } => {
+                dims[*at] = layouts[*x].shape.get(..*axis)?.iter().product::<usize>() as i64;
+            }
+            Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
         }
     }
     for (at, n) in numbers {
@@ -531,7 +561,10 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // whole rows of values in C order of the extents checked above. A host call passes
     // `host_call` the pointers of its operands, laid out as `layouts` (which `host` copied),
     // and of its outputs, computed values of the extents the op's type rule gave (contiguous,
-    // in scratch or an output row); `host` lives until the kernel returns. The
+    // in scratch or an output row); `host` lives until the kernel returns. A join or split
+    // copies blocks of values in C order whose extents were checked to agree but along its
+    // axis, where the pieces' add up to the whole's, and no value is empty, so its block
+    // count divides every element count; a check reads one element of each condition. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

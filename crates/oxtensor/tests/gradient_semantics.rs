@@ -341,3 +341,22 @@ fn undefined_grad_is_an_error_only_where_the_gradient_is_asked_for() {
         values(&p)
     );
 }
+
+#[test]
+fn an_undefined_gradient_does_not_reach_inputs_only_shapes_depend_on() {
+    // `eye(x.shape[0])` has no gradient with respect to its integer size, but the size
+    // depends only on x's shape: x's gradient stays defined (PyTensor's behaviour).
+    let x = vector("x", DType::F64);
+    let n = b::shape_i(&x, 0).unwrap();
+    let zero = Var::int_constant(0);
+    let eye = b::eye(&n, &n, &zero, DType::F64).unwrap();
+    let cost = b::sum(
+        &b::mul(&b::dot(&eye, &x).unwrap(), &x).unwrap(),
+        None,
+        false,
+    )
+    .unwrap();
+    let g = grad_vars(&cost, std::slice::from_ref(&x)).unwrap();
+    let p = vec64(&[-3.0, 0.5, 4.0]);
+    assert_eq!(values(&eval(&[x], &g, &[p])[0]), vec![-6.0, 1.0, 8.0]);
+}

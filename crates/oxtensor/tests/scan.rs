@@ -4,7 +4,7 @@
 
 use oxtensor::gradient::{VerifyGradOptions, verify_grad};
 use oxtensor::{DType, Mode, ScanSpec, Tensor, TensorType, Var, function, ops, scan, vector};
-use oxtensor_testkit::{Tol, assert_close};
+use oxtensor_testkit::{Tol, assert_close, assert_close_slices};
 
 fn f64s(v: &[f64]) -> Tensor {
     Tensor::from_slice(v, &[v.len()]).expect("tensor")
@@ -742,5 +742,76 @@ fn loops_over_the_same_sequences_merge_into_one() {
             .filter(|n| matches!(n.op(), Some(Op::Scan(_))))
             .count();
         assert_eq!(loops, if rewrites { 2 } else { 3 });
+    }
+}
+
+/// PyTensor's polynomial example: a map over the coefficients (of a length known only when
+/// called) and `arange(10000)`, whose steps are the fewer the sequences allow.
+fn polynomial_terms(c: &Var, x: &Var, powers: &Var, n_steps: &Var) -> Var {
+    let (ci, pi, xi) = (
+        scalar_in(),
+        Var::input(None, TensorType::scalar(DType::I64)),
+        scalar_in(),
+    );
+    let term = &ci * &xi.pow(&pi);
+    scan(ScanSpec {
+        tap_inputs: &[ci, pi],
+        sequence_taps: vec![vec![0], vec![0]],
+        state_taps: vec![],
+        other_inputs: std::slice::from_ref(&xi),
+        outputs: &[term],
+        n_mapped: 1,
+        until: false,
+        n_steps: n_steps.clone(),
+        sequences: &[c.clone(), powers.clone()],
+        initial: &[],
+        others: std::slice::from_ref(x),
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("polynomial"),
+    })
+    .expect("scan")
+    .remove(0)
+}
+
+#[test]
+fn a_loop_has_a_static_length_only_when_its_step_count_is_known() {
+    let (c, x) = (vector("c", DType::F64), scalar_in());
+    let powers = ops::arange(
+        &Var::int_constant(0),
+        &Var::int_constant(10000),
+        &Var::int_constant(1),
+        DType::I64,
+    )
+    .expect("arange");
+    let terms = polynomial_terms(&c, &x, &powers, &Var::int_constant(-1));
+    // `c` may be shorter than 10000: the length is not static.
+    assert_eq!(terms.ty().shape[0], None);
+    // A symbolic step count may be negative (as many as the sequences allow) or not.
+    let n = Var::input(None, TensorType::scalar(DType::I64));
+    let all_of = powers.astype(DType::F64);
+    let counted = polynomial_terms(&all_of, &x, &powers, &n);
+    assert_eq!(counted.ty().shape[0], None);
+    // A constant count, or sequences all of static length, make it static.
+    let fixed = polynomial_terms(&c, &x, &powers, &Var::int_constant(3));
+    assert_eq!(fixed.ty().shape[0], Some(3));
+    let both = polynomial_terms(&all_of, &x, &powers, &Var::int_constant(-1));
+    assert_eq!(both.ty().shape[0], Some(10000));
+    // The gradient's loops run as many steps as the forward one did (the length of `c`).
+    let value = terms.sum(None);
+    let g = oxtensor::grad(&value, &[c.clone(), x.clone()], &Default::default()).expect("grad");
+    let outputs: Vec<Var> = std::iter::once(value)
+        .chain(g.iter().map(|g| g.var().expect("connected").clone()))
+        .collect();
+    let (cs, xv) = ([1.0, 0.0, 2.0], 3.0);
+    for mode in modes() {
+        let f = function(&[c.clone(), x.clone()], &outputs)
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f.call(&[f64s(&cs), Tensor::scalar(xv)]).expect("run");
+        let want = [19.0, 1.0, 3.0, 9.0, 12.0];
+        let got: Vec<f64> = got.iter().flat_map(|t| t.to_vec_as::<f64>()).collect();
+        assert_close_slices("value, d/dc, d/dx", &got, &want, Tol::MATH_LIBRARIES, false);
     }
 }

@@ -18,6 +18,7 @@ mod special;
 mod staged;
 mod staged_host;
 mod staged_index;
+mod staged_join;
 mod staged_lower;
 mod staged_nest;
 #[cfg(test)]

@@ -190,14 +190,40 @@ pub(crate) enum Stage {
         /// Where its numbers are in `d` ([`TAKE`](super::staged_index::TAKE)).
         at: usize,
     },
-    /// `out` = the values `args` (each in C order) one after another: a `Join` along the
-    /// first axis (the backward step of a nested loop joins a state's initial rows to its
-    /// trajectory).
+    /// `out` = the values `args` (each in C order) joined along `axis`: per index of the
+    /// dimensions before `axis` (`d[at]` of them; one for the first axis), each value's block
+    /// after it (its element count / `d[at]`) in turn. The backward step of a nested loop joins
+    /// a state's initial rows to its trajectory; an RNN step concatenates `[x_t, h]`.
     Join {
         /// The values joined, in order.
         args: Vec<usize>,
+        /// The axis.
+        axis: usize,
         /// The result.
         out: usize,
+        /// Where the number of blocks is in `d`.
+        at: usize,
+    },
+    /// `outs` = the pieces of `x` (in C order) along `axis`, of the extents the param
+    /// `sizes` holds: a `Split`, the pullback of a `Join` (each piece copied block by block
+    /// as [`Stage::Join`] writes them).
+    Split {
+        /// The value split.
+        x: usize,
+        /// The param holding the pieces' extents along `axis`.
+        sizes: usize,
+        /// The axis.
+        axis: usize,
+        /// The pieces, in order.
+        outs: Vec<usize>,
+        /// Where the number of blocks is in `d`.
+        at: usize,
+    },
+    /// A `CheckAndRaise`'s conditions (one-element bools): a false one is an error, which
+    /// ends the loop after the step, and the interpreter's loop raises the check's error.
+    Check {
+        /// The conditions.
+        conds: Vec<usize>,
     },
     /// A node C does not compute (linear algebra): the loop calls the executor back to run
     /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
@@ -554,17 +580,16 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
             s.push_str("      }\n    }\n");
         }
         Stage::Nest(n) => super::staged_nest::emit(s, p, n),
-        Stage::Join { args, out } => {
-            s.push_str("    {\n      int64_t o = 0;\n");
-            for a in args {
-                let n = p.numel_at(*a);
-                let _ = writeln!(
-                    s,
-                    "      memcpy(v{out} + o, v{a}, (size_t)d[{n}] * sizeof({t}));\n      o += d[{n}];",
-                    t = ty(*out)
-                );
+        Stage::Join { args, out, at, .. } => {
+            super::staged_join::blocks(s, p, (*out, args), true, *at)
+        }
+        Stage::Split { x, outs, at, .. } => {
+            super::staged_join::blocks(s, p, (*x, outs), false, *at)
+        }
+        Stage::Check { conds } => {
+            for c in conds {
+                let _ = writeln!(s, "    bad |= !v{c}[0];");
             }
-            s.push_str("    }\n");
         }
         Stage::Host {
             args,

@@ -408,6 +408,8 @@ fn reads(st: &Stage) -> Vec<usize> {
         Stage::Nest(n) => n.args.clone(),
         Stage::Gather { from, .. } => vec![*from],
         Stage::Join { args, .. } => args.clone(),
+        Stage::Split { x, .. } => vec![*x],
+        Stage::Check { conds } => conds.clone(),
         Stage::MatMul { a, b, acc, .. } => [*a, *b].into_iter().chain(*acc).collect(),
         Stage::Inc {
             x, y, entries, acc, ..

@@ -34,7 +34,7 @@ type Reads = (Vec<(String, DType)>, Vec<usize>, Vec<Var>);
 
 impl Lowering {
     /// Appends a value.
-    fn push(&mut self, ty: TensorType, kind: ValueKind) -> usize {
+    pub(super) fn push(&mut self, ty: TensorType, kind: ValueKind) -> usize {
         self.values.push(Value {
             ty,
             kind,
@@ -169,7 +169,7 @@ impl Lowering {
     }
 
     /// The values of `node`'s outputs, all of rank `rank`, as computed values.
-    fn outputs(&mut self, node: &Arc<Node>, rank: usize) -> Option<Vec<usize>> {
+    pub(super) fn outputs(&mut self, node: &Arc<Node>, rank: usize) -> Option<Vec<usize>> {
         let mut outs = Vec::new();
         for k in 0..node.types().len() {
             let v = Var::output_of(node, k);
@@ -282,19 +282,7 @@ impl Lowering {
         }
         // Views read out of order are gathered into C order first.
         for x in &mut reads {
-            if !keeps_layout(&self.values, *x) {
-                if self.values[*x].ty.ndim() > 2 {
-                    return None;
-                }
-                let g = self.push(self.values[*x].ty.clone(), ValueKind::Computed);
-                self.stages.push(Stage::Gather {
-                    from: *x,
-                    out: g,
-                    at: self.slots,
-                });
-                self.slots += SLOT;
-                *x = g;
-            }
+            *x = self.in_c_order(*x)?;
         }
         let reads: Vec<(usize, bool)> = reads
             .into_iter()
@@ -348,29 +336,6 @@ impl Lowering {
             args: reads,
             outs,
         });
-        Some(())
-    }
-
-    /// Lowers a `Join` along the first axis of values of its dtype, each in C order.
-    fn join(&mut self, node: &Arc<Node>) -> Option<()> {
-        let out_ty = node.types().first()?;
-        let mut args = Vec::new();
-        for v in node.inputs() {
-            let x = self.value(v)?;
-            let t = &self.values[x].ty;
-            if t.dtype != out_ty.dtype
-                || t.ndim() != out_ty.ndim()
-                || !keeps_layout(&self.values, x)
-            {
-                return None;
-            }
-            args.push(x);
-        }
-        if out_ty.ndim() == 0 || args.is_empty() {
-            return None;
-        }
-        let out = self.define(Var::output_of(node, 0), ValueKind::Computed);
-        self.stages.push(Stage::Join { args, out });
         Some(())
     }
 
@@ -447,9 +412,10 @@ impl StagedLoop {
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
     /// `FusedReduce`) of a real dtype, an `Alloc`, a `DimShuffle`, `SpecifyShape` or
     /// `Reshape` view, a `MatMul` (or a `FusedMatMul`, whose epilogue is then elementwise) of
-    /// operands of rank 1 or 2 of one float dtype, a param
+    /// operands of rank 1 or 2 of one float dtype, a `Join` or a `Split` (by extents known
+    /// before the loop) along any axis, a `CheckAndRaise` of one-element conditions, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
-    /// (`super::staged_host`) or a nested loop whose step is all of these; or a state's
+    /// (`super::staged_host`, [`called_back`], a batched `MatMul`) or a nested loop whose step is all of these; or a state's
     /// next value has another dtype
     /// than the state.
     ///
@@ -501,8 +467,10 @@ impl StagedLoop {
                     let order = (0..l.values[of].ty.ndim()).map(Some).collect();
                     l.define(Var::output_of(&node, 0), ValueKind::View { of, order });
                 }
+                // A view read out of order is gathered into C order first.
                 Op::Reshape { .. } => {
                     let of = l.value(first()?)?;
+                    let of = l.in_c_order(of)?;
                     let shape = l.value(node.inputs().get(1)?)?;
                     if !l.is_param(shape) {
                         return None;
@@ -513,16 +481,19 @@ impl StagedLoop {
                 Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
                 Op::Take { axis } => l.take(&node, *axis)?,
                 Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
-                Op::MatMul => l.matmul(&node)?,
+                // A batched product (rank 3 or more) is a host call.
+                Op::MatMul => l.matmul(&node).or_else(|| l.host(&node))?,
                 Op::FusedMatMul { body } => l.fused_matmul(&node, body, &uses)?,
-                Op::Join { axis: 0 } => l.join(&node)?,
+                Op::Join { axis } => l.join(&node, *axis)?,
+                Op::Split { axis, .. } => l.split(&node, *axis)?,
+                Op::CheckAndRaise(_) => l.check(&node)?,
                 Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
                     l.reduction(&node, *op, axes)?;
                 }
                 Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
                 Op::Scan(inner) => l.nested(&node, inner)?,
-                _ if super::staged_host::hosted(op) => l.host(&node)?,
+                _ if super::staged_host::hosted(op) || called_back(op) => l.host(&node)?,
                 _ => return None,
             }
         }
@@ -573,11 +544,13 @@ impl StagedLoop {
                 | Stage::Gather { at, .. }
                 | Stage::Inc { at, .. }
                 | Stage::Take { at, .. }
-                | Stage::IncTake { at, .. } => {
+                | Stage::IncTake { at, .. }
+                | Stage::Join { at, .. }
+                | Stage::Split { at, .. } => {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } | Stage::Host { .. } | Stage::Join { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
             }
         }
         for value in &mut l.values {
@@ -600,6 +573,16 @@ impl StagedLoop {
         super::staged_index::update_in_place(&mut p);
         Some(p)
     }
+}
+
+/// Whether the loop calls back the interpreter's kernel of a step node of `op`, which C does
+/// not compute, as it does for linear algebra and draws (`super::staged_host`): an
+/// arg-reduction (a Viterbi step's `argmax`), a cumulative sum or product, a sort and the
+/// other extra ops, or a vector made of the step's scalars. The output extents come from the
+/// op's type rule on the operands' extents; where they depend on values (`unique`), the loop
+/// is not laid out and runs in the interpreter's loop.
+fn called_back(op: &Op) -> bool {
+    matches!(op, Op::ArgReduce { .. } | Op::Extra(_) | Op::MakeVector(_))
 }
 
 /// Whether an operand of type `arg` of an elementwise op with output type `out` broadcasts

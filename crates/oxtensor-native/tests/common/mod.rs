@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod data;
+pub mod models;
 pub mod slices;
 pub mod staged;
 
