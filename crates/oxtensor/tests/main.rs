@@ -31,6 +31,7 @@ mod random_errors;
 mod random_more;
 mod rewrite_modes;
 mod scan;
+mod scan_rewrites;
 mod special_functions;
 mod special_param_grads;
 
