@@ -78,11 +78,39 @@ pub(crate) fn output_shapes(
             }
         })
         .collect();
-    let types = infer_types(n.op()?, &vars).ok()?;
+    let op = n.op()?;
+    if let Op::IfElse(_) | Op::OpFromGraph(_) = op {
+        return body_shapes(op, &vars);
+    }
+    let types = infer_types(op, &vars).ok()?;
     types
         .iter()
         .map(|t| t.shape.iter().copied().collect::<Option<Vec<usize>>>())
         .collect()
+}
+
+/// The extents of the outputs of an inner-graph op on operands `vars`: its bodies rebuilt on
+/// them (the frozen bodies' own types keep only what held where they were built), when every
+/// body gives each output the same static extents.
+fn body_shapes(op: &Op, vars: &[Var]) -> Option<Vec<Vec<usize>>> {
+    let (bodies, args) = match op {
+        Op::OpFromGraph(o) => (vec![&o.body], vars),
+        Op::IfElse(b) => (vec![&b.then_branch, &b.else_branch], vars.get(1..)?),
+        _ => return None,
+    };
+    let mut shapes: Option<Vec<Vec<usize>>> = None;
+    for body in bodies {
+        let outputs = body.instantiate(args).ok()?;
+        let these = outputs
+            .iter()
+            .map(|v| v.ty().shape.iter().copied().collect::<Option<Vec<usize>>>())
+            .collect::<Option<Vec<_>>>()?;
+        if shapes.as_ref().is_some_and(|s| *s != these) {
+            return None;
+        }
+        shapes = Some(these);
+    }
+    shapes
 }
 
 /// One host call of a loop, laid out for this call of the loop.
@@ -105,6 +133,9 @@ struct Call {
     /// For a nested loop, its staged loop laid out for this run (the call's operands follow
     /// the address of its C function).
     nest: Option<Box<NestCall>>,
+    /// For an inner-graph op (`IfElse`, `OpFromGraph`), its bodies as the interpreter
+    /// compiled them, held for the run so that no step compiles them again.
+    _bodies: Vec<Arc<dyn oxtensor_runtime::Executable>>,
 }
 
 /// The host calls of one run of a staged loop, indexed by their `id`; its address is the
@@ -175,6 +206,12 @@ impl HostCalls {
                 }
                 _ => None,
             };
+            let bodies = match node.node().op() {
+                Some(op @ (Op::IfElse(_) | Op::OpFromGraph(_))) => {
+                    oxtensor_runtime::interpreted_bodies(op).ok()?
+                }
+                _ => Vec::new(),
+            };
             calls.push(Call {
                 node: node.node().clone(),
                 inputs,
@@ -182,6 +219,7 @@ impl HostCalls {
                 draw,
                 linalg,
                 nest,
+                _bodies: bodies,
             });
         }
         Some(HostCalls { calls })

@@ -126,16 +126,31 @@ fn truth(cond: &Tensor) -> Result<bool, RuntimeError> {
 /// the reference, and the fallback of a backend that runs such a node its own way and hands
 /// it back in the cases its code does not take. `None` when `op` has no inner graph.
 pub fn run_interpreted(op: &Op, args: &[&Tensor]) -> Option<Result<Vec<Tensor>, RuntimeError>> {
-    static CACHE: std::sync::OnceLock<BodyCache> = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(BodyCache::default);
     let mut map = FxHashMap::default();
     for body in bodies(op) {
-        match cache.get(&crate::Interpreter, body) {
+        match interpreted().get(&crate::Interpreter, body) {
             Ok(exec) => map.insert(body.clone(), exec),
             Err(e) => return Some(Err(e)),
         };
     }
     InnerBodies(map).run_op(op, args)
+}
+
+/// The interpreter's compiled bodies of `op` (none when it has no inner graph), for a caller
+/// that runs `op` many times through [`run_interpreted`] (a native loop calling back a step's
+/// `IfElse`): the process-wide cache holds bodies weakly, so while the caller keeps these, no
+/// run compiles them again.
+pub fn interpreted_bodies(op: &Op) -> Result<Vec<Arc<dyn Executable>>, RuntimeError> {
+    bodies(op)
+        .into_iter()
+        .map(|body| interpreted().get(&crate::Interpreter, body))
+        .collect()
+}
+
+/// The process-wide cache of bodies the interpreter compiled for [`run_interpreted`].
+fn interpreted() -> &'static BodyCache {
+    static CACHE: std::sync::OnceLock<BodyCache> = std::sync::OnceLock::new();
+    CACHE.get_or_init(BodyCache::default)
 }
 
 /// Evaluates an inner-graph op outside a compiled function (constant folding, `eval_node`):

@@ -13,7 +13,7 @@ pub mod warnings;
 
 pub use backend::{Backend, Executable};
 pub use error::{KernelError, RuntimeError};
-pub use inner::{BodyCache, InnerBodies, run_interpreted};
+pub use inner::{BodyCache, InnerBodies, interpreted_bodies, run_interpreted};
 pub use interp::{Interpreter, eval_node};
 pub use plan::{Call, Plan};
 pub use try_lock::{Held, TryLock};

@@ -578,11 +578,20 @@ impl StagedLoop {
 /// Whether the loop calls back the interpreter's kernel of a step node of `op`, which C does
 /// not compute, as it does for linear algebra and draws (`super::staged_host`): an
 /// arg-reduction (a Viterbi step's `argmax`), a cumulative sum or product, a sort and the
-/// other extra ops, or a vector made of the step's scalars. The output extents come from the
-/// op's type rule on the operands' extents; where they depend on values (`unique`), the loop
-/// is not laid out and runs in the interpreter's loop.
+/// other extra ops, a vector made of the step's scalars, or an `IfElse` or `OpFromGraph` (its
+/// bodies compiled by the interpreter once per run). The output extents come from the op's
+/// type rule on the operands' extents (for an inner-graph op, its bodies' types on them);
+/// where they depend on values (`unique`, branches of different extents), the loop is not
+/// laid out and runs in the interpreter's loop.
 fn called_back(op: &Op) -> bool {
-    matches!(op, Op::ArgReduce { .. } | Op::Extra(_) | Op::MakeVector(_))
+    matches!(
+        op,
+        Op::ArgReduce { .. }
+            | Op::Extra(_)
+            | Op::MakeVector(_)
+            | Op::IfElse(_)
+            | Op::OpFromGraph(_)
+    )
 }
 
 /// Whether an operand of type `arg` of an elementwise op with output type `out` broadcasts
