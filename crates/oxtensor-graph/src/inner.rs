@@ -260,3 +260,51 @@ pub(crate) fn check_args(op: &Op, args: &[Var], expected: &[TensorType]) -> Resu
     }
     Ok(())
 }
+
+impl Op {
+    /// The graphs of tensors this op runs: a loop's step, both branches of an `IfElse`, an
+    /// `OpFromGraph`'s body (none for other ops; the scalar programs of `Composite`,
+    /// `FusedReduce` and `FusedMatMul` are not graphs of tensors). Every pass and backend that
+    /// looks inside inner graphs reads them here.
+    pub fn tensor_bodies(&self) -> Vec<&FrozenGraph> {
+        match self {
+            Op::OpFromGraph(o) => vec![&o.body],
+            Op::IfElse(b) => vec![&b.then_branch, &b.else_branch],
+            Op::Scan(s) => vec![&s.body],
+            _ => Vec::new(),
+        }
+    }
+
+    /// This op over new tensor bodies: `f` maps each of [`Op::tensor_bodies`] to its
+    /// replacement, or `None` to keep it; `None` when `f` kept them all (or the op has none).
+    pub fn with_tensor_bodies<E>(
+        &self,
+        mut f: impl FnMut(&FrozenGraph) -> Result<Option<FrozenGraph>, E>,
+    ) -> Result<Option<Op>, E> {
+        Ok(match self {
+            Op::OpFromGraph(o) => f(&o.body)?.map(|body| {
+                Op::OpFromGraph(Arc::new(OpFromGraph {
+                    body,
+                    ..OpFromGraph::clone(o)
+                }))
+            }),
+            Op::Scan(s) => f(&s.body)?.map(|body| {
+                Op::Scan(Arc::new(crate::Scan {
+                    body,
+                    ..crate::Scan::clone(s)
+                }))
+            }),
+            Op::IfElse(b) => {
+                let then = f(&b.then_branch)?;
+                let otherwise = f(&b.else_branch)?;
+                (then.is_some() || otherwise.is_some()).then(|| {
+                    Op::IfElse(Arc::new(IfElse {
+                        then_branch: then.unwrap_or_else(|| b.then_branch.clone()),
+                        else_branch: otherwise.unwrap_or_else(|| b.else_branch.clone()),
+                    }))
+                })
+            }
+            _ => None,
+        })
+    }
+}

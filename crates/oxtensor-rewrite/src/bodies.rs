@@ -14,7 +14,7 @@
 
 use crate::driver::PassStats;
 use crate::{GraphPass, RewriteError};
-use oxtensor_graph::{FrozenGraph, IfElse, Node, Op, OpFromGraph, Scan, Var, toposort, with_site};
+use oxtensor_graph::{FrozenGraph, Node, Op, Var, toposort, with_site};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -92,31 +92,10 @@ impl Bodies {
     /// `node`'s op over the bodies the pass rewrote, or `None` when it holds no body or none
     /// changed.
     fn new_op(&mut self, node: &Node) -> Result<Option<Op>, RewriteError> {
-        Ok(match node.op() {
-            Some(Op::Scan(s)) => self.body(&s.body)?.map(|body| {
-                Op::Scan(Arc::new(Scan {
-                    body,
-                    ..Scan::clone(s)
-                }))
-            }),
-            Some(Op::OpFromGraph(o)) => self.body(&o.body)?.map(|body| {
-                Op::OpFromGraph(Arc::new(OpFromGraph {
-                    body,
-                    ..OpFromGraph::clone(o)
-                }))
-            }),
-            Some(Op::IfElse(b)) => {
-                let then = self.body(&b.then_branch)?;
-                let otherwise = self.body(&b.else_branch)?;
-                (then.is_some() || otherwise.is_some()).then(|| {
-                    Op::IfElse(Arc::new(IfElse {
-                        then_branch: then.unwrap_or_else(|| b.then_branch.clone()),
-                        else_branch: otherwise.unwrap_or_else(|| b.else_branch.clone()),
-                    }))
-                })
-            }
-            _ => None,
-        })
+        match node.op() {
+            Some(op) => op.with_tensor_bodies(|g| self.body(g)),
+            None => Ok(None),
+        }
     }
 
     /// `g` after the pass (its own bodies first), or `None` when the pass changed nothing or

@@ -18,7 +18,7 @@
 use crate::RewriteError;
 use crate::rule::{Key, Root, Rule, RuleCtx};
 use indexmap::IndexMap;
-use oxtensor_graph::{FrozenGraph, IfElse, Op, OpFromGraph, Scan, Site, Var, toposort, with_site};
+use oxtensor_graph::{FrozenGraph, Op, Site, Var, toposort, with_site};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -395,29 +395,7 @@ impl Sweep<'_, '_> {
             Op::FusedMatMul { body } => self
                 .rewrite_inner(body, true)?
                 .map(|body| Op::FusedMatMul { body }),
-            Op::OpFromGraph(o) => self.rewrite_inner(&o.body, false)?.map(|body| {
-                Op::OpFromGraph(Arc::new(OpFromGraph {
-                    body,
-                    ..(**o).clone()
-                }))
-            }),
-            Op::Scan(s) => self.rewrite_inner(&s.body, false)?.map(|body| {
-                Op::Scan(Arc::new(Scan {
-                    body,
-                    ..(**s).clone()
-                }))
-            }),
-            Op::IfElse(b) => {
-                let then = self.rewrite_inner(&b.then_branch, false)?;
-                let otherwise = self.rewrite_inner(&b.else_branch, false)?;
-                (then.is_some() || otherwise.is_some()).then(|| {
-                    Op::IfElse(Arc::new(IfElse {
-                        then_branch: then.unwrap_or_else(|| b.then_branch.clone()),
-                        else_branch: otherwise.unwrap_or_else(|| b.else_branch.clone()),
-                    }))
-                })
-            }
-            _ => None,
+            _ => op.with_tensor_bodies(|g| self.rewrite_inner(g, false))?,
         };
         if new_op.is_some() {
             self.changed = true;

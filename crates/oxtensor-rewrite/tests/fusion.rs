@@ -428,12 +428,7 @@ fn siblings_stay_apart_without_equal_extents_or_when_a_path_joins_them() {
 fn body_ops(outs: &[Var]) -> Vec<Vec<Op>> {
     let mut found = Vec::new();
     for node in toposort(outs) {
-        let bodies = match node.op() {
-            Some(Op::Scan(s)) => vec![s.body.clone()],
-            Some(Op::IfElse(b)) => vec![b.then_branch.clone(), b.else_branch.clone()],
-            Some(Op::OpFromGraph(o)) => vec![o.body.clone()],
-            _ => Vec::new(),
-        };
+        let bodies: Vec<_> = node.op().map(Op::tensor_bodies).unwrap_or_default();
         for body in bodies {
             found.push(outer_ops(body.outputs()));
             found.extend(body_ops(body.outputs()));

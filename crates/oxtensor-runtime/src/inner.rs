@@ -45,16 +45,6 @@ impl BodyCache {
 #[derive(Default)]
 pub struct InnerBodies(FxHashMap<FrozenGraph, Arc<dyn Executable>>);
 
-/// The bodies an inner-graph op runs.
-fn bodies(op: &Op) -> Vec<&FrozenGraph> {
-    match op {
-        Op::OpFromGraph(o) => vec![&o.body],
-        Op::IfElse(b) => vec![&b.then_branch, &b.else_branch],
-        Op::Scan(s) => vec![&s.body],
-        _ => Vec::new(),
-    }
-}
-
 impl InnerBodies {
     /// Compiles, through `backend` and its `cache`, the body of every inner-graph node of
     /// `graph` (nested bodies are compiled by the bodies' own compilation).
@@ -77,7 +67,7 @@ impl InnerBodies {
     ) -> Result<InnerBodies, RuntimeError> {
         let mut map = FxHashMap::default();
         for node in graph.toposort().iter().filter(|n| !skip(n)) {
-            for body in node.op().map(bodies).unwrap_or_default() {
+            for body in node.op().map(Op::tensor_bodies).unwrap_or_default() {
                 if !map.contains_key(body) {
                     map.insert(body.clone(), cache.get(backend, body)?);
                 }
@@ -127,7 +117,7 @@ fn truth(cond: &Tensor) -> Result<bool, RuntimeError> {
 /// it back in the cases its code does not take. `None` when `op` has no inner graph.
 pub fn run_interpreted(op: &Op, args: &[&Tensor]) -> Option<Result<Vec<Tensor>, RuntimeError>> {
     let mut map = FxHashMap::default();
-    for body in bodies(op) {
+    for body in op.tensor_bodies() {
         match interpreted().get(&crate::Interpreter, body) {
             Ok(exec) => map.insert(body.clone(), exec),
             Err(e) => return Some(Err(e)),
@@ -141,7 +131,7 @@ pub fn run_interpreted(op: &Op, args: &[&Tensor]) -> Option<Result<Vec<Tensor>, 
 /// `IfElse`): the process-wide cache holds bodies weakly, so while the caller keeps these, no
 /// run compiles them again.
 pub fn interpreted_bodies(op: &Op) -> Result<Vec<Arc<dyn Executable>>, RuntimeError> {
-    bodies(op)
+    op.tensor_bodies()
         .into_iter()
         .map(|body| interpreted().get(&crate::Interpreter, body))
         .collect()
