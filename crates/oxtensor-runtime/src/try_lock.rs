@@ -43,7 +43,14 @@ impl<T> TryLock<T> {
     /// The value, when no one else holds it.
     #[inline]
     pub fn try_lock(&self) -> Option<Held<'_, T>> {
-        (!self.locked.swap(true, Ordering::Acquire)).then_some(Held { lock: self })
+        // A `Held` is made only when the swap took the lock: dropping one releases the lock,
+        // so one made and dropped on failure (as `bool::then_some` would, its argument being
+        // evaluated either way) would release another holder's lock.
+        if self.locked.swap(true, Ordering::Acquire) {
+            None
+        } else {
+            Some(Held { lock: self })
+        }
     }
 }
 
