@@ -11,7 +11,8 @@
 //! per-element code and allocating nothing per step: a random draw of a scalar distribution,
 //! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
 //! `float64` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or `slogdet`
-//! without batch dimensions ([`linalg`]). A kernel
+//! without batch dimensions ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
+//! `sort`/`argsort` or a `MakeVector` ([`extra`]). A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
 //! runs the interpreter's loop, which reports the error in its own words.
@@ -20,6 +21,7 @@ use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;
 use crate::staged::Layout;
 use draw::DrawCall;
+use extra::ExtraCall;
 use linalg::LinalgCall;
 use nest::NestCall;
 use oxtensor_data::{DType, Tensor};
@@ -32,6 +34,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 mod draw;
+mod extra;
 mod linalg;
 pub(crate) mod nest;
 
@@ -130,6 +133,10 @@ struct Call {
     /// For a linear algebra node without batch dimensions, the node run in the loop's
     /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
     linalg: Option<LinalgCall>,
+    /// For an arg-reduction, a cumulative sum or product, a sort or argsort or a
+    /// `MakeVector`, the node run in the loop's buffers directly (no tensors per step);
+    /// `None`: the node runs through `eval_node`.
+    extra: Option<ExtraCall>,
     /// For a nested loop, its staged loop laid out for this run (the call's operands follow
     /// the address of its C function).
     nest: Option<Box<NestCall>>,
@@ -206,6 +213,14 @@ impl HostCalls {
                 }
                 _ => None,
             };
+            let extra = match node.node().op() {
+                Some(op @ (Op::ArgReduce { .. } | Op::Extra(_) | Op::MakeVector(_))) => {
+                    let ls: Vec<(&Layout, bool)> = inputs.iter().map(|(l, c, _)| (l, *c)).collect();
+                    let dtypes: Vec<DType> = inputs.iter().map(|(_, _, t)| t.dtype()).collect();
+                    ExtraCall::new(op, &ls, &dtypes, &outputs)
+                }
+                _ => None,
+            };
             let bodies = match node.node().op() {
                 Some(op @ (Op::IfElse(_) | Op::OpFromGraph(_))) => {
                     oxtensor_runtime::interpreted_bodies(op).ok()?
@@ -218,6 +233,7 @@ impl HostCalls {
                 outputs,
                 draw,
                 linalg,
+                extra,
                 nest,
                 _bodies: bodies,
             });
@@ -258,6 +274,11 @@ impl HostCalls {
             // SAFETY: forwarded from the caller's contract; the call was laid out with the
             // call's layouts and dtypes.
             return unsafe { linalg.run(ins, outs) };
+        }
+        if let Some(extra) = &mut call.extra {
+            // SAFETY: forwarded from the caller's contract; the call was laid out with the
+            // call's layouts and dtypes.
+            return unsafe { extra.run(ins, outs) };
         }
         for (i, (layout, contiguous, t)) in call.inputs.iter_mut().enumerate() {
             // A tensor the kernel kept a view of is not written: a fresh one replaces it.

@@ -6,7 +6,8 @@
 //! holds the pullbacks' solves) against the interpreter and `verify_grad`; a matrix that is
 //! not positive definite at some step is reported by the interpreter, naming the step. Steps
 //! holding triangular and general solves, inverses and determinants (contiguous, strided and
-//! batched operands) give the interpreter's values bit for bit.
+//! batched operands) give the interpreter's values bit for bit, as do steps holding
+//! arg-reductions, cumulative sums and products, sorts and vectors of scalars.
 
 use crate::common;
 
@@ -16,7 +17,7 @@ use common::staged::{
     values,
 };
 use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
-use oxtensor::{Mode, ScanSpec, function, grad, linalg, scan};
+use oxtensor::{DType, Idx, Mode, ScanSpec, function, grad, linalg, ops, scan};
 use oxtensor_data::Tensor;
 use oxtensor_graph::{AssumeA, FunctionGraph, Var};
 use oxtensor_testkit::{Tol, assert_close};
@@ -399,6 +400,54 @@ fn solves_inverses_and_determinants_in_steps_match_the_interpreter_bit_for_bit()
     })
     .expect("scan");
     assert_bit_for_bit("solves, inverses and determinants", &inputs, &outs, &vals);
+}
+
+#[test]
+fn arg_reductions_sorts_cumulations_and_vectors_in_steps_match_the_interpreter_bit_for_bit() {
+    // A step of the extra ops C does not compute, each on the loop's buffers: `argmax` along
+    // axis 0 and flattened, `argmin` of a transposed view, `cumsum` (float64 and float32)
+    // and `cumprod`, `sort` and `argsort` along either axis, and a vector of the step's
+    // scalars of three dtypes (a `MakeVector`), mapped and feeding the next state.
+    let (y, x, m) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+    let scores = &m * &ops::expand_dims(&(&x + &y), 0).expect("row");
+    let best = ops::argmax(&scores, Some(0), false).expect("argmax");
+    let flat = ops::argmax(&scores, None, false).expect("flat argmax");
+    let worst = ops::argmin(&scores.t(), Some(1), false).expect("argmin");
+    let running = ops::extra::cumsum(&scores, Some(1)).expect("cumsum");
+    let single = ops::extra::cumsum(&x.astype(DType::F32), Some(0)).expect("cumsum f32");
+    let product = ops::extra::cumprod(&(&x * 0.5), Some(0)).expect("cumprod");
+    let sorted = ops::extra::sort(&running, Some(0)).expect("sort");
+    let order = ops::extra::argsort(&(&x + &y), Some(0)).expect("argsort");
+    let at = |v: &Var, i: i64| v.at(&[Idx::At(Var::int_constant(i))]);
+    let vector = ops::make_vector(&[at(&x, 0), at(&best, 1), at(&single, 2)], DType::F64)
+        .expect("make_vector");
+    // Products and sums of two operands only, which C rounds as the interpreter does.
+    let x_new = &(&(&at(&sorted, 0) * 0.1) + &(&product * 0.5)) + &(&at(&vector, 2) * 0.01);
+    let mut rng = Rng::new(79);
+    let vals = vec![
+        values(&mut rng, &[6, 4], 1.0),
+        values(&mut rng, &[1, 4], 1.0),
+        values(&mut rng, &[3, 4], 1.0),
+    ];
+    let inputs = inputs_for(&vals);
+    let outs = scan(ScanSpec {
+        tap_inputs: &[y, x],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&m),
+        outputs: &[x_new, best, flat, worst, single, order, vector],
+        n_mapped: 6,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&inputs[0]),
+        initial: std::slice::from_ref(&inputs[1]),
+        others: &inputs[2..],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("extras"),
+    })
+    .expect("scan");
+    assert_bit_for_bit("extra ops", &inputs, &outs, &vals);
 }
 
 /// Runs the loop `outs` of `inputs` as staged C loops and in the interpreter on `vals`, and

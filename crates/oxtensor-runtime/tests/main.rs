@@ -10,6 +10,7 @@ mod composite_reduce;
 mod elemwise;
 mod elemwise_cases;
 mod in_place_draws;
+mod in_place_extra;
 mod in_place_linalg;
 mod index;
 mod inner_bodies;

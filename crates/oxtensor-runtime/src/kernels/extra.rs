@@ -44,7 +44,14 @@ pub fn nan_last<T: Element>(a: &T, b: &T) -> Ordering {
 
 /// `(outer, n, inner)`: the extents before, at and after `axis`.
 fn split_at_axis(t: &Tensor, axis: usize) -> Result<(usize, usize, usize), KernelError> {
-    let shape = t.shape();
+    lanes_at_axis(t.shape(), axis)
+}
+
+/// `(outer, n, inner)`: the extents of `shape` before, at and after `axis`.
+pub(super) fn lanes_at_axis(
+    shape: &[usize],
+    axis: usize,
+) -> Result<(usize, usize, usize), KernelError> {
     if axis >= shape.len() {
         return Err(KernelError::Value(format!(
             "axis {axis} is out of bounds for a tensor of rank {}",
@@ -72,8 +79,17 @@ fn for_each_lane(
 }
 
 fn cumulate_t<T: Arith>(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, KernelError> {
-    let (outer, n, inner) = split_at_axis(x, axis)?;
+    let lanes = split_at_axis(x, axis)?;
     let mut data = x.to_vec::<T>()?;
+    cumulate_lanes(&mut data, lanes, mul);
+    Ok(Tensor::from_slice(&data, x.shape())?)
+}
+
+/// Replaces each lane of `data` (C order, extents `(outer, n, inner)` around the axis) by its
+/// running sum (`mul`: product): the per-element code of `cumsum`/`cumprod`, shared by the
+/// interpreter's kernel and [`super::InPlaceExtra`].
+pub(super) fn cumulate_lanes<T: Arith>(data: &mut [T], lanes: (usize, usize, usize), mul: bool) {
+    let (outer, n, inner) = lanes;
     for_each_lane(outer, n, inner, |lane| {
         let mut prev: Option<usize> = None;
         for k in lane {
@@ -87,14 +103,15 @@ fn cumulate_t<T: Arith>(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, Ke
             prev = Some(k);
         }
     });
-    Ok(Tensor::from_slice(&data, x.shape())?)
 }
+
+/// The message of `cumsum`/`cumprod` of a boolean input.
+pub(super) const CUMULATE_BOOL: &str =
+    "cumsum/cumprod: boolean input (cast it to an integer type first)";
 
 fn cumulate(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, KernelError> {
     match x.dtype() {
-        DType::Bool => Err(KernelError::Value(
-            "cumsum/cumprod: boolean input (cast it to an integer type first)".into(),
-        )),
+        DType::Bool => Err(KernelError::Value(CUMULATE_BOOL.into())),
         DType::I8 => cumulate_t::<i8>(x, axis, mul),
         DType::I16 => cumulate_t::<i16>(x, axis, mul),
         DType::I32 => cumulate_t::<i32>(x, axis, mul),
@@ -110,51 +127,81 @@ fn cumulate(x: &Tensor, axis: usize, mul: bool) -> Result<Tensor, KernelError> {
     }
 }
 
+/// The index buffers a sort along an axis works in, kept by [`super::InPlaceExtra`] between
+/// calls so that a loop's step sorts without allocating.
+#[derive(Default)]
+pub(super) struct SortScratch {
+    perm: Vec<usize>,
+    offs: Vec<usize>,
+}
+
 /// For each lane along `axis`, the stable NaN-last permutation that sorts it, applied by
 /// `emit(lane offsets, permutation)`.
 fn sorted_lanes<T: Element>(
     data: &[T],
-    outer: usize,
-    n: usize,
-    inner: usize,
+    (outer, n, inner): (usize, usize, usize),
+    scratch: &mut SortScratch,
     mut emit: impl FnMut(&[usize], &[usize]),
 ) {
-    let mut perm: Vec<usize> = Vec::with_capacity(n);
-    let mut offs: Vec<usize> = Vec::with_capacity(n);
+    let SortScratch { perm, offs } = scratch;
     for_each_lane(outer, n, inner, |lane| {
         offs.clear();
         offs.extend(lane);
         perm.clear();
         perm.extend(0..n);
         perm.sort_by(|&a, &b| nan_last(&data[offs[a]], &data[offs[b]]));
-        emit(&offs, &perm);
+        emit(offs, perm);
+    });
+}
+
+/// Writes `data` (C order, extents `(outer, n, inner)` around the axis) sorted along the axis
+/// into `out`: the per-element code of `sort`, shared by the interpreter's kernel and
+/// [`super::InPlaceExtra`].
+pub(super) fn sort_into<T: Element>(
+    data: &[T],
+    out: &mut [T],
+    lanes: (usize, usize, usize),
+    scratch: &mut SortScratch,
+) {
+    sorted_lanes(data, lanes, scratch, |offs, perm| {
+        for (i, &p) in perm.iter().enumerate() {
+            out[offs[i]] = data[offs[p]];
+        }
+    });
+}
+
+/// Writes the indices that sort `data` (C order, extents `(outer, n, inner)` around the
+/// axis) along the axis into `out`: the per-element code of `argsort`, shared by the
+/// interpreter's kernel and [`super::InPlaceExtra`].
+pub(super) fn argsort_into<T: Element>(
+    data: &[T],
+    out: &mut [i64],
+    lanes: (usize, usize, usize),
+    scratch: &mut SortScratch,
+) {
+    sorted_lanes(data, lanes, scratch, |offs, perm| {
+        for (i, &p) in perm.iter().enumerate() {
+            out[offs[i]] = p as i64;
+        }
     });
 }
 
 fn sort(x: &Tensor, axis: usize) -> Result<Tensor, KernelError> {
-    let (outer, n, inner) = split_at_axis(x, axis)?;
+    let lanes = split_at_axis(x, axis)?;
     dispatch_dtype!(x.dtype(), T => {
         let data = x.to_vec::<T>()?;
         let mut out = data.clone();
-        sorted_lanes(&data, outer, n, inner, |offs, perm| {
-            for (i, &p) in perm.iter().enumerate() {
-                out[offs[i]] = data[offs[p]];
-            }
-        });
+        sort_into(&data, &mut out, lanes, &mut SortScratch::default());
         Ok(Tensor::from_slice(&out, x.shape())?)
     })
 }
 
 fn argsort(x: &Tensor, axis: usize) -> Result<Tensor, KernelError> {
-    let (outer, n, inner) = split_at_axis(x, axis)?;
+    let lanes = split_at_axis(x, axis)?;
     dispatch_dtype!(x.dtype(), T => {
         let data = x.to_vec::<T>()?;
         let mut out = vec![0i64; data.len()];
-        sorted_lanes(&data, outer, n, inner, |offs, perm| {
-            for (i, &p) in perm.iter().enumerate() {
-                out[offs[i]] = p as i64;
-            }
-        });
+        argsort_into(&data, &mut out, lanes, &mut SortScratch::default());
         Ok(Tensor::from_slice(&out, x.shape())?)
     })
 }

@@ -8,6 +8,7 @@ mod composite;
 mod composite_reduce;
 mod elemwise;
 mod extra;
+mod in_place_extra;
 mod index;
 mod layout;
 mod linalg;
@@ -18,6 +19,7 @@ mod reduce;
 pub mod scalar;
 
 pub use composite_reduce::reduce_of_elemwise;
+pub use in_place_extra::InPlaceExtra;
 pub use linalg::InPlaceLinalg;
 pub use matmul_epilogue::{Epilogue, matmul_panels};
 

@@ -23,6 +23,7 @@ mod arg;
 mod columns;
 mod walk;
 
+pub(in crate::kernels) use arg::arg_into;
 pub use arg::arg_reduce;
 pub(in crate::kernels) use columns::{column_mid, column_tree};
 pub(in crate::kernels) use walk::{Dim, Dims, storage_slice};
@@ -488,7 +489,7 @@ fn run<T: Element, R: Reducer<T>>(
     out_shape: &[usize],
 ) -> Result<Tensor, KernelError> {
     let data = storage_slice::<T>(x)?;
-    let kept = kept_dims(x, axes);
+    let kept = kept_dims(x.shape(), x.strides(), axes);
     let mut base = x.offset() as isize;
     let mut red: Dims = Dims::new();
     for &a in axes {

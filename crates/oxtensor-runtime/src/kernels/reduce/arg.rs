@@ -7,6 +7,7 @@ use crate::kernels::PARALLEL_THRESHOLD;
 use oxtensor_data::{DType, Element, Tensor, dispatch_dtype};
 use oxtensor_graph::ArgReduceOp;
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 /// Index (`int64`) of the largest (`ArgMax`) or smallest (`ArgMin`) element along `axis`, or in
 /// the flattened C-order array when `axis` is `None`.
@@ -14,6 +15,41 @@ use rayon::prelude::*;
 /// As in NumPy the first occurrence wins ties, and the first NaN wins outright (it is "the
 /// extreme"); an empty sequence to search is an error.
 pub fn arg_reduce(op: ArgReduceOp, axis: Option<usize>, x: &Tensor) -> Result<Tensor, KernelError> {
+    let out_shape: Vec<usize> = match axis {
+        None => Vec::new(),
+        Some(a) => (0..x.ndim())
+            .filter(|&d| d != a)
+            .map(|d| x.shape()[d])
+            .collect(),
+    };
+    // The flattened search reads the elements as one contiguous run.
+    let x = if axis.is_none() {
+        x.to_contiguous()
+    } else {
+        x.clone()
+    };
+    let mut out = Tensor::zeros(DType::I64, &out_shape)?;
+    let dst = out
+        .data_mut::<i64>()
+        .ok_or_else(|| KernelError::Value("argmax/argmin: output not writable".into()))?;
+    dispatch_dtype!(x.dtype(), T => {
+        let data = storage_slice::<T>(&x)?;
+        arg_into::<T>(op, axis, data, (x.shape(), x.strides(), x.offset()), dst)?;
+    });
+    Ok(out)
+}
+
+/// The per-element code of [`arg_reduce`], shared with [`crate::kernels::InPlaceExtra`]:
+/// writes to `dst` the positions of the extremes of the view `(shape, strides, offset)` of
+/// `data` (in elements; for `axis: None` the view must be C-contiguous), with the kernel's
+/// errors (an axis out of bounds, an empty sequence).
+pub(in crate::kernels) fn arg_into<T: Num>(
+    op: ArgReduceOp,
+    axis: Option<usize>,
+    data: &[T],
+    (shape, strides, offset): (&[usize], &[isize], usize),
+    dst: &mut [i64],
+) -> Result<(), KernelError> {
     let name = match op {
         ArgReduceOp::ArgMax => "argmax",
         ArgReduceOp::ArgMin => "argmin",
@@ -22,50 +58,45 @@ pub fn arg_reduce(op: ArgReduceOp, axis: Option<usize>, x: &Tensor) -> Result<Te
     let max = op == ArgReduceOp::ArgMax;
     match axis {
         None => {
-            if x.numel() == 0 {
+            let numel: usize = shape.iter().product();
+            if numel == 0 {
                 return Err(empty());
             }
-            let flat = x.to_contiguous();
-            let index = dispatch_dtype!(flat.dtype(), T => {
-                let data = storage_slice::<T>(&flat)?;
-                let xs = &data[flat.offset()..flat.offset() + flat.numel()];
-                if max { flat_arg::<T, true>(xs) } else { flat_arg::<T, false>(xs) }
-            });
-            Ok(Tensor::scalar(index as i64))
+            let xs = &data[offset..offset + numel];
+            let index = if max {
+                flat_arg::<T, true>(xs)
+            } else {
+                flat_arg::<T, false>(xs)
+            };
+            if let Some(d) = dst.first_mut() {
+                *d = index as i64;
+            }
+            Ok(())
         }
         Some(a) => {
-            let Some(&n) = x.shape().get(a) else {
+            let Some(&n) = shape.get(a) else {
                 return Err(KernelError::Value(format!(
                     "{name}: axis {a} is out of bounds for an array of dimension {}",
-                    x.ndim()
+                    shape.len()
                 )));
             };
             if n == 0 {
                 return Err(empty());
             }
-            let out_shape: Vec<usize> = (0..x.ndim())
-                .filter(|&d| d != a)
-                .map(|d| x.shape()[d])
-                .collect();
-            let mut out = Tensor::zeros(DType::I64, &out_shape)?;
-            if out.numel() == 0 {
-                return Ok(out);
+            if dst.is_empty() {
+                return Ok(());
             }
-            let dst = out
-                .data_mut::<i64>()
-                .ok_or_else(|| KernelError::Value(format!("{name}: output not writable")))?;
-            let kept = kept_dims(x, &[a]);
-            let along = (n, x.strides()[a]);
-            let base = x.offset() as isize;
-            dispatch_dtype!(x.dtype(), T => {
-                let data = storage_slice::<T>(x)?;
-                if max {
-                    axis_arg::<T, true>(data, &kept, along, base, dst);
-                } else {
-                    axis_arg::<T, false>(data, &kept, along, base, dst);
-                }
-            });
-            Ok(out)
+            // The row-wise search writes a position only where it improves on the first.
+            dst.fill(0);
+            let kept = kept_dims(shape, strides, &[a]);
+            let along = (n, strides[a]);
+            let base = offset as isize;
+            if max {
+                axis_arg::<T, true>(data, &kept, along, base, dst);
+            } else {
+                axis_arg::<T, false>(data, &kept, along, base, dst);
+            }
+            Ok(())
         }
     }
 }
@@ -176,7 +207,8 @@ fn axis_arg<T: Num, const MAX: bool>(
         Some(&(width, 1)) if s != 1 => {
             let outer = &kept[..kept.len() - 1];
             fill_blocks(dst, width, outer, base, n * width, |o, d| {
-                let mut best: Vec<T> = data[at(o)..at(o) + width].to_vec();
+                // On the stack for the widths of a loop's step (a Viterbi step's states).
+                let mut best: SmallVec<[T; 32]> = SmallVec::from_slice(&data[at(o)..at(o) + width]);
                 for r in 1..n {
                     let start = at(o + r as isize * s);
                     for ((b, i), &v) in best

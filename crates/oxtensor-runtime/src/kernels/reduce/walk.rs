@@ -48,12 +48,12 @@ pub(super) fn coalesce(dims: &mut Dims) {
     *dims = merged;
 }
 
-/// The kept dimensions of `x` (all but `axes`), in order, without extents of 1 and merged where
+/// The kept dimensions of a view of extents `shape` and `strides` (all but `axes`), in order, without extents of 1 and merged where
 /// possible: output positions in C order walk them.
-pub(super) fn kept_dims(x: &Tensor, axes: &[usize]) -> Dims {
-    let mut dims: Dims = (0..x.ndim())
-        .filter(|d| !axes.contains(d) && x.shape()[*d] != 1)
-        .map(|d| (x.shape()[d], x.strides()[d]))
+pub(super) fn kept_dims(shape: &[usize], strides: &[isize], axes: &[usize]) -> Dims {
+    let mut dims: Dims = (0..shape.len())
+        .filter(|d| !axes.contains(d) && shape[*d] != 1)
+        .map(|d| (shape[d], strides[d]))
         .collect();
     coalesce(&mut dims);
     dims
