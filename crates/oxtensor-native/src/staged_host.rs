@@ -10,8 +10,8 @@
 //! nodes skip the tensors, reading and writing the loop's buffers with the kernel's own
 //! per-element code and allocating nothing per step: a random draw of a scalar distribution,
 //! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
-//! `float64` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or `slogdet`
-//! without batch dimensions ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
+//! `float64` or `float32` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or
+//! `slogdet` without batch dimensions ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
 //! `sort`/`argsort` or a `MakeVector` ([`extra`]). A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then

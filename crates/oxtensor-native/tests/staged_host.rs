@@ -19,7 +19,7 @@ use common::staged::{
 use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
 use oxtensor::{DType, Idx, Mode, ScanSpec, function, grad, linalg, ops, scan};
 use oxtensor_data::Tensor;
-use oxtensor_graph::{AssumeA, FunctionGraph, Var};
+use oxtensor_graph::{AssumeA, FunctionGraph, TensorType, Var};
 use oxtensor_testkit::{Tol, assert_close};
 
 /// How a step solves with the innovation covariance `S`.
@@ -400,6 +400,51 @@ fn solves_inverses_and_determinants_in_steps_match_the_interpreter_bit_for_bit()
     })
     .expect("scan");
     assert_bit_for_bit("solves, inverses and determinants", &inputs, &outs, &vals);
+}
+
+#[test]
+fn float32_factorisations_solves_and_determinants_in_steps_match_the_interpreter_bit_for_bit() {
+    // In `float32`: `L = cholesky(M)`, `x ← cho_solve(L, x + y_t)` then `solve(M, ·)` and
+    // `solve_triangular(L, ·)`, and, mapped, the inverse, the determinant and `slogdet` of
+    // `x₀·M`.
+    let f32_input = |rank: usize| Var::input(None, TensorType::of_rank(DType::F32, rank));
+    let (y, x, m) = (f32_input(1), f32_input(1), f32_input(2));
+    let l = linalg::cholesky(&m, true, false).expect("cholesky");
+    let b = &x + &y;
+    let c = linalg::cho_solve(&l, &b, true, None).expect("cho_solve");
+    let s = linalg::solve(&m, &c, AssumeA::General, true, false, None).expect("solve");
+    let x_new = linalg::solve_triangular(&l, &s, false, true, false, None).expect("triangular");
+    let first = x.at(&[Idx::At(Var::int_constant(0))]);
+    let scaled = &m * &first;
+    let inverse = linalg::inv(&scaled).expect("inv");
+    let det = linalg::det(&scaled).expect("det");
+    let (sign, logabs) = linalg::slogdet(&scaled).expect("slogdet");
+    let mut rng = Rng::new(80);
+    let single = |t: Tensor| Tensor::from_slice(&t.to_vec_as::<f32>(), t.shape()).expect("float32");
+    let vals = vec![
+        single(values(&mut rng, &[5, 3], 1.0)),
+        single(Tensor::from_slice(&[0.5, -0.7, 0.2], &[1, 3]).expect("x0")),
+        single(spd(&mut rng, 3, 0.5, 1.5)),
+    ];
+    let inputs: Vec<Var> = vals.iter().map(|v| f32_input(v.ndim())).collect();
+    let outs = scan(ScanSpec {
+        tap_inputs: &[y, x],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: std::slice::from_ref(&m),
+        outputs: &[x_new, inverse, det, sign, logabs],
+        n_mapped: 4,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(&inputs[0]),
+        initial: std::slice::from_ref(&inputs[1]),
+        others: &inputs[2..],
+        go_backwards: false,
+        truncate_gradient: None,
+        name: Some("float32 solves"),
+    })
+    .expect("scan");
+    assert_bit_for_bit("float32 linear algebra", &inputs, &outs, &vals);
 }
 
 #[test]

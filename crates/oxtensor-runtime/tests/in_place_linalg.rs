@@ -3,11 +3,12 @@
 //! unblocked kernels and faer's above order 16, `on_error` raise and NaN), `cho_solve`,
 //! `solve_triangular` (vector and matrix right-hand sides, transposed, unit diagonal),
 //! `solve` (every `assume_a`, transposed), `inv`, `det` and `slogdet` give the same values bit
-//! for bit and the same errors; batched or `float32` operands are left to the kernel.
+//! for bit and the same errors, in `float64` and in `float32`; batched operands or operands
+//! of mixed dtypes are left to the kernel.
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{LinalgOp, Op, TensorType};
-use oxtensor_runtime::kernels::{InPlaceLinalg, KernelCtx, eval};
+use oxtensor_runtime::kernels::{InPlaceLinalg, KernelCtx, Real, eval};
 
 /// The interpreter kernel's results of `op` on `inputs`.
 fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String> {
@@ -22,24 +23,45 @@ fn kernel(op: &LinalgOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String> {
     eval(&Op::Linalg(op.clone()), inputs, &ctx).map_err(|e| e.to_string())
 }
 
-/// `op` on `inputs` both ways: the same values bit for bit, or the same error.
+/// `op` on `inputs` both ways, in `float64` and in `float32` (the inputs rounded): the same
+/// values bit for bit, or the same error.
 fn agree(what: &str, op: &LinalgOp, inputs: &[&Tensor]) {
+    agree_as::<f64>(what, op, inputs);
+    let singles: Vec<Tensor> = inputs
+        .iter()
+        .map(|t| {
+            let v: Vec<f32> = t.to_vec_as::<f32>();
+            Tensor::from_slice(&v, t.shape()).expect("float32")
+        })
+        .collect();
+    let refs: Vec<&Tensor> = singles.iter().collect();
+    agree_as::<f32>(&format!("{what} (float32)"), op, &refs);
+}
+
+/// `op` on `inputs` (of `T`'s dtype) both ways: the same values bit for bit, or the same error.
+fn agree_as<T: Real>(what: &str, op: &LinalgOp, inputs: &[&Tensor]) {
     let params: Vec<(DType, &[usize])> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let mut ours = InPlaceLinalg::new(op, &params).unwrap_or_else(|| panic!("{what}: taken"));
-    let data: Vec<Vec<f64>> = inputs.iter().map(|t| t.to_vec_as::<f64>()).collect();
-    let args: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
-    let mut outs: Vec<Vec<f64>> = ours.out_lens().iter().map(|&n| vec![0.0; n]).collect();
-    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(ours.dtype(), T::DTYPE, "{what}: dtype");
+    let data: Vec<Vec<T>> = inputs.iter().map(|t| t.to_vec_as::<T>()).collect();
+    let args: Vec<&[T]> = data.iter().map(Vec::as_slice).collect();
+    let mut outs: Vec<Vec<T>> = ours
+        .out_lens()
+        .iter()
+        .map(|&n| vec![T::default(); n])
+        .collect();
+    let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
     // Twice: the kept workspace gives the same result again.
     for round in 0..2 {
-        let mut slices: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        let mut slices: Vec<&mut [T]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
         let got = ours.run(&args, &mut slices).map_err(|e| e.to_string());
         match kernel(op, inputs) {
             Ok(want) => {
                 got.unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert_eq!(outs.len(), want.len(), "{what}: outputs");
                 for (k, (o, w)) in outs.iter().zip(&want).enumerate() {
-                    let w = w.to_vec_as::<f64>();
+                    assert_eq!(w.dtype(), T::DTYPE, "{what}, output {k} dtype");
+                    let w = w.to_vec_as::<T>();
                     assert_eq!(bits(o), bits(&w), "{what}, output {k}, round {round}");
                 }
             }
@@ -176,19 +198,20 @@ fn errors_in_place_are_the_kernels() {
 }
 
 #[test]
-fn batched_or_float32_operands_are_left_to_the_kernel() {
+fn batched_or_mixed_dtype_operands_are_left_to_the_kernel() {
     let op = LinalgOp::Cholesky {
         lower: true,
         nan_on_error: false,
     };
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[2, 3, 3])]).is_none());
-    assert!(InPlaceLinalg::new(&op, &[(DType::F32, &[3, 3])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::I64, &[3, 3])]).is_none());
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 2])]).is_none());
     let op = LinalgOp::ChoSolve {
         lower: true,
         b_ndim: 1,
     };
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F32, &[3, 3]), (DType::F64, &[3])]).is_none());
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2, 3])]).is_none());
     assert!(InPlaceLinalg::new(&LinalgOp::Inv, &[(DType::F64, &[2, 3, 3])]).is_none());
     assert!(InPlaceLinalg::new(&LinalgOp::Eig, &[(DType::F64, &[3, 3])]).is_none());

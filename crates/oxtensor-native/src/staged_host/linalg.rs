@@ -1,25 +1,27 @@
-//! A host call of a linear algebra node on `float64` matrices without batch dimensions
-//! (`cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`, `slogdet`): instead of
-//! packing its operands into tensors for `eval_node`, which allocates its outputs and its
-//! batch bookkeeping every step, it hands the loop's buffers straight to an [`InPlaceLinalg`]
-//! (the interpreter kernel's own per-matrix kernel, with its workspace kept between steps),
-//! which writes the results into the loop's output buffers. An operand that is not contiguous (or that the output overlaps)
-//! is copied into a buffer kept for it first.
+//! A host call of a linear algebra node on `float64` or `float32` matrices without batch
+//! dimensions (`cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`,
+//! `slogdet`): instead of packing its operands into tensors for `eval_node`, which allocates
+//! its outputs and its batch bookkeeping every step, it hands the loop's buffers straight to
+//! an [`InPlaceLinalg`] (the interpreter kernel's own per-matrix kernel, with its workspace
+//! kept between steps), which writes the results into the loop's output buffers. An operand
+//! that is not contiguous (or that the output overlaps) is copied into a buffer kept for it
+//! first.
 
 use super::copy_to;
 use crate::staged::Layout;
 use oxtensor_data::DType;
 use oxtensor_graph::LinalgOp;
-use oxtensor_runtime::kernels::InPlaceLinalg;
+use oxtensor_runtime::kernels::{InPlaceLinalg, Real};
 use smallvec::SmallVec;
 use std::ffi::c_void;
 
-/// One operand: its layout, whether it is C-contiguous, and the buffer it is copied into
-/// when it must be.
+/// One operand: its layout, whether it is C-contiguous, its number of elements, and the
+/// buffer it is copied into when it must be (`u64` words, so aligned for either dtype).
 struct Operand {
     layout: Layout,
     contiguous: bool,
-    copy: Vec<f64>,
+    len: usize,
+    copy: Vec<u64>,
 }
 
 /// The linear algebra node of one host call, run in the loop's buffers.
@@ -44,21 +46,25 @@ impl LinalgCall {
             .map(|((l, _), &d)| (d, l.shape.as_slice()))
             .collect();
         let kernel = InPlaceLinalg::new(op, &params)?;
-        let lens = kernel.out_lens();
+        let (lens, dtype) = (kernel.out_lens(), kernel.dtype());
         if outputs.len() != lens.len()
             || outputs
                 .iter()
                 .zip(lens)
-                .any(|((shape, d), &n)| *d != DType::F64 || shape.iter().product::<usize>() != n)
+                .any(|((shape, d), &n)| *d != dtype || shape.iter().product::<usize>() != n)
         {
             return None;
         }
         let inputs = inputs
             .iter()
-            .map(|&(l, contiguous)| Operand {
-                layout: l.clone(),
-                contiguous,
-                copy: vec![0.0; l.shape.iter().product()],
+            .map(|&(l, contiguous)| {
+                let len = l.shape.iter().product::<usize>();
+                Operand {
+                    layout: l.clone(),
+                    contiguous,
+                    len,
+                    copy: vec![0; (len * dtype.size()).div_ceil(8)],
+                }
             })
             .collect();
         Some(LinalgCall { kernel, inputs })
@@ -68,18 +74,36 @@ impl LinalgCall {
     /// the kernel errors (the loop then ends and the interpreter reports the error).
     ///
     /// # Safety
-    /// As [`super::HostCalls::run`]: `ins` holds a pointer per operand addressing its
-    /// `float64` value as laid out at [`Self::new`], `outs` one per output to room for its
-    /// elements, contiguous.
+    /// As [`super::HostCalls::run`]: `ins` holds a pointer per operand addressing its value
+    /// (of the kernel's dtype) as laid out at [`Self::new`], `outs` one per output to room
+    /// for its elements, contiguous.
     pub unsafe fn run(
         &mut self,
         ins: *const *const c_void,
         outs: *const *mut c_void,
     ) -> Option<()> {
-        let mut out_ptrs: SmallVec<[(*mut f64, usize); 2]> = SmallVec::new();
+        // SAFETY: forwarded from the caller's contract, in the kernel's element type.
+        unsafe {
+            match self.kernel.dtype() {
+                DType::F32 => self.run_as::<f32>(ins, outs),
+                _ => self.run_as::<f64>(ins, outs),
+            }
+        }
+    }
+
+    /// [`Self::run`] with elements of type `T`.
+    ///
+    /// # Safety
+    /// As [`Self::run`], `T` being the element type of the kernel's dtype.
+    unsafe fn run_as<T: Real>(
+        &mut self,
+        ins: *const *const c_void,
+        outs: *const *mut c_void,
+    ) -> Option<()> {
+        let mut out_ptrs: SmallVec<[(*mut T, usize); 2]> = SmallVec::new();
         for (j, &n) in self.kernel.out_lens().iter().enumerate() {
             // SAFETY: `outs` has an entry per output (the caller's contract).
-            out_ptrs.push((unsafe { *outs.add(j) }.cast::<f64>(), n));
+            out_ptrs.push((unsafe { *outs.add(j) }.cast::<T>(), n));
         }
         let overlaps_out = |start: usize, end: usize, skip: Option<usize>| {
             out_ptrs.iter().enumerate().any(|(j, &(p, n))| {
@@ -96,31 +120,35 @@ impl LinalgCall {
         {
             return None;
         }
-        let mut args: SmallVec<[&[f64]; 3]> = SmallVec::new();
+        let mut args: SmallVec<[&[T]; 3]> = SmallVec::new();
         for (i, op) in self.inputs.iter_mut().enumerate() {
             // SAFETY: `ins` has an entry per operand (the caller's contract).
-            let src = unsafe { *ins.add(i) }.cast::<f64>();
-            let len = op.copy.len();
+            let src = unsafe { *ins.add(i) }.cast::<T>();
+            let len = op.len;
             if op.contiguous && !overlaps_out(src as usize, src.wrapping_add(len) as usize, None) {
                 // SAFETY: the operand's `len` elements are contiguous at `src` (its layout
-                // is C-contiguous), `float64`, and no output written below overlaps them.
+                // is C-contiguous), of type `T`, and no output written below overlaps them.
                 args.push(unsafe { std::slice::from_raw_parts(src, len) });
             } else {
+                let dst = op.copy.as_mut_ptr().cast::<T>();
                 // SAFETY: `src` addresses the operand laid out as `op.layout` (the caller's
-                // contract); `op.copy` has room for its elements and is our own buffer.
+                // contract); `op.copy` has room for its `len` elements of `T` and is our own
+                // buffer, aligned for `T` (`u64` words).
                 unsafe {
                     copy_to(
                         src.cast::<u8>(),
                         &op.layout,
                         op.contiguous,
-                        op.copy.as_mut_ptr().cast::<u8>(),
-                        std::mem::size_of::<f64>(),
+                        dst.cast::<u8>(),
+                        std::mem::size_of::<T>(),
                     );
                 }
-                args.push(&op.copy);
+                // SAFETY: `op.copy` now holds the `len` elements of `T`, which the slice
+                // borrows.
+                args.push(unsafe { std::slice::from_raw_parts(dst, len) });
             }
         }
-        let mut out: SmallVec<[&mut [f64]; 2]> = out_ptrs
+        let mut out: SmallVec<[&mut [T]; 2]> = out_ptrs
             .iter()
             // SAFETY: each output's `n` elements are writable (the caller's contract), and
             // overlap neither another output nor an operand slice passed (those were copied).

@@ -161,24 +161,27 @@ enum InPlace {
     SLogDet(usize),
 }
 
-/// One `float64` linear algebra node without batch dimensions (`cholesky`, `cho_solve`,
-/// `solve_triangular`, `solve`, `inv`, `det`, `slogdet`) run on the caller's row-major
-/// buffers: the kernel the interpreter's [`linalg`] runs for each matrix
+/// One `float64` or `float32` linear algebra node without batch dimensions (`cholesky`,
+/// `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`, `slogdet`) run on the caller's
+/// row-major buffers: the kernel the interpreter's [`linalg`] runs for each matrix
 /// (`oxtensor_linalg::Workspace`), with its workspace kept between calls, so a staged loop's
 /// host call computes each step without allocating (but a `solve` or `inv` above order 16)
 /// and gets the interpreter's values bit for bit.
 pub struct InPlaceLinalg {
     op: InPlace,
+    dtype: DType,
     out_lens: Vec<usize>,
     ws: la::Workspace,
 }
 
 impl InPlaceLinalg {
     /// The node `op` on operands of dtypes and extents `params` (C order), or `None` when it
-    /// is another op, an operand is not `float64`, has batch dimensions or extents the op
-    /// does not take (the interpreter's kernel then runs it, or reports the error).
+    /// is another op, the operands are not all `float64` or all `float32`, one has batch
+    /// dimensions or extents the op does not take (the interpreter's kernel then runs it, or
+    /// reports the error).
     pub fn new(op: &LinalgOp, params: &[(DType, &[usize])]) -> Option<InPlaceLinalg> {
-        if params.iter().any(|(d, _)| *d != DType::F64) {
+        let dtype = params.first()?.0;
+        if !matches!(dtype, DType::F64 | DType::F32) || params.iter().any(|(d, _)| *d != dtype) {
             return None;
         }
         let shapes: Vec<&[usize]> = params.iter().map(|(_, s)| *s).collect();
@@ -237,6 +240,7 @@ impl InPlaceLinalg {
         };
         Some(InPlaceLinalg {
             op,
+            dtype,
             out_lens,
             ws: la::Workspace::new(),
         })
@@ -247,9 +251,26 @@ impl InPlaceLinalg {
         &self.out_lens
     }
 
+    /// The dtype of the operands and outputs (`float64` or `float32`).
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
     /// Computes the node from `inputs` (each operand's elements in C order) into `outs`
-    /// ([`Self::out_lens`] elements each, C order); errors as the interpreter's kernel does.
-    pub fn run(&mut self, inputs: &[&[f64]], outs: &mut [&mut [f64]]) -> Result<(), KernelError> {
+    /// ([`Self::out_lens`] elements each, C order), in the element type of [`Self::dtype`];
+    /// errors as the interpreter's kernel does.
+    pub fn run<T: la::Real>(
+        &mut self,
+        inputs: &[&[T]],
+        outs: &mut [&mut [T]],
+    ) -> Result<(), KernelError> {
+        if T::DTYPE != self.dtype {
+            return Err(KernelError::Value(format!(
+                "linear algebra in place: {} operands for a {} node",
+                T::DTYPE,
+                self.dtype
+            )));
+        }
         let done = match (&self.op, inputs, outs) {
             (InPlace::Cholesky(p, n), [a], [out]) => self.ws.cholesky(a, out, *n, p),
             (InPlace::ChoSolve(p, m, k), [c, b], [x]) => self.ws.cho_solve(c, b, x, (*m, *k), p),

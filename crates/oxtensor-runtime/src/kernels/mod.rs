@@ -22,6 +22,8 @@ pub use composite_reduce::reduce_of_elemwise;
 pub use in_place_extra::InPlaceExtra;
 pub use linalg::InPlaceLinalg;
 pub use matmul_epilogue::{Epilogue, matmul_panels};
+/// The element types [`InPlaceLinalg::run`] computes in (`f64`, `f32`).
+pub use oxtensor_linalg::Real;
 
 use crate::KernelError;
 use oxtensor_data::Tensor;
