@@ -11,7 +11,7 @@
 //! per-element code and allocating nothing per step: a random draw of a scalar distribution,
 //! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
 //! `float64` or `float32` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or
-//! `slogdet` without batch dimensions ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
+//! `slogdet`, batched or not ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
 //! `sort`/`argsort` or a `MakeVector` ([`extra`]). A kernel
 //! error, an output of other extents or dtype than laid out, or a panic (caught: it never
 //! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
@@ -130,7 +130,7 @@ struct Call {
     /// to the loop's buffers directly (no tensors per step); `None`: the node runs through
     /// `eval_node`.
     draw: Option<DrawCall>,
-    /// For a linear algebra node without batch dimensions, the node run in the loop's
+    /// For a linear algebra node [`LinalgCall`] takes, the node run in the loop's
     /// buffers directly (no tensors per step); `None`: the node runs through `eval_node`.
     linalg: Option<LinalgCall>,
     /// For an arg-reduction, a cumulative sum or product, a sort or argsort or a

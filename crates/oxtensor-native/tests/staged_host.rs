@@ -306,8 +306,8 @@ fn an_indefinite_matrix_at_some_step_is_reported_by_the_interpreter() {
 fn triangular_solves_with_strided_and_batched_operands_match_the_interpreter_bit_for_bit() {
     // `x ← solve_triangular(T, x + y_t)`, the same with `Tᵀ` (a transposed view of a loop
     // invariant) as an upper triangle, `cho_solve` with `T` as the factor, and `cho_solve`
-    // with a batch of two factors (left to the interpreter's kernel): each step's
-    // operands are the interpreter's, so are the results, bit for bit.
+    // with a batch of two factors broadcast against the step's vector: each step's operands
+    // are the interpreter's, so are the results, bit for bit.
     let (y, x, t, ts) = (
         typed(&[None]),
         typed(&[None]),

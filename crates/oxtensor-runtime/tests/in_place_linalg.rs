@@ -3,8 +3,8 @@
 //! unblocked kernels and faer's above order 16, `on_error` raise and NaN), `cho_solve`,
 //! `solve_triangular` (vector and matrix right-hand sides, transposed, unit diagonal),
 //! `solve` (every `assume_a`, transposed), `inv`, `det` and `slogdet` give the same values bit
-//! for bit and the same errors, in `float64` and in `float32`; batched operands or operands
-//! of mixed dtypes are left to the kernel.
+//! for bit and the same errors, in `float64` and in `float32`, with and without (broadcast)
+//! batch dimensions; operands of mixed dtypes are left to the kernel.
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{LinalgOp, Op, TensorType};
@@ -198,21 +198,105 @@ fn errors_in_place_are_the_kernels() {
 }
 
 #[test]
-fn batched_or_mixed_dtype_operands_are_left_to_the_kernel() {
+fn batched_operands_in_place_are_the_kernels_bit_for_bit() {
+    use oxtensor_graph::AssumeA;
+    // Two factors and a third matrix stacked: `[3, n, n]`, and the batch broadcast against a
+    // right-hand side without batch dimensions or with its own of extent 1.
+    let n = 3;
+    let stack = |ms: &[Tensor]| {
+        let v: Vec<f64> = ms.iter().flat_map(|m| m.to_vec_as::<f64>()).collect();
+        Tensor::from_slice(&v, &[ms.len(), n, n]).expect("stack")
+    };
+    let mut skew = spd(n).to_vec_as::<f64>();
+    skew[1] += 0.5;
+    let skew = Tensor::from_slice(&skew, &[n, n]).expect("skew");
+    let a = stack(&[spd(n), skew.clone(), spd(n)]);
+    for lower in [true, false] {
+        let op = LinalgOp::Cholesky {
+            lower,
+            nan_on_error: false,
+        };
+        agree(&format!("batched cholesky lower={lower}"), &op, &[&a]);
+        let c = kernel(&op, &[&stack(&[spd(n), spd(n)])])
+            .expect("factors")
+            .remove(0);
+        for b in [rhs(&[n]), rhs(&[1, n, 2])] {
+            let b_ndim = if b.ndim() == 1 { 1 } else { 2 };
+            let what = format!("batched cho_solve lower={lower} b {:?}", b.shape());
+            agree(&what, &LinalgOp::ChoSolve { lower, b_ndim }, &[&c, &b]);
+            let op = LinalgOp::SolveTriangular {
+                lower,
+                trans: true,
+                unit_diagonal: false,
+                b_ndim,
+            };
+            agree(&format!("{what}, solve_triangular"), &op, &[&c, &b]);
+        }
+    }
+    let op = LinalgOp::Solve {
+        assume_a: AssumeA::General,
+        lower: false,
+        transposed: false,
+        b_ndim: 2,
+    };
+    agree("batched solve", &op, &[&a, &rhs(&[3, n, 2])]);
+    agree(
+        "solve of a batch of right-hand sides",
+        &op,
+        &[&skew, &rhs(&[2, n, 2])],
+    );
+    agree("batched inv", &LinalgOp::Inv, &[&a]);
+    agree("batched det", &LinalgOp::Det, &[&a]);
+    agree("batched slogdet", &LinalgOp::SLogDet, &[&a]);
+    // An indefinite matrix and a singular one in the middle of a batch: the kernel's errors.
+    let indefinite = Tensor::from_slice(&[1.0, 2.0, 2.0, 1.0], &[2, 2]).expect("a");
+    let singular = Tensor::from_slice(&[1.0, 2.0, 2.0, 4.0], &[2, 2]).expect("a");
+    let eye = Tensor::from_slice(&[2.0, 0.0, 0.0, 2.0], &[2, 2]).expect("a");
+    let mixed = |m: &Tensor| {
+        let v: Vec<f64> = [&eye, m, &eye]
+            .iter()
+            .flat_map(|t| t.to_vec_as::<f64>())
+            .collect();
+        Tensor::from_slice(&v, &[3, 2, 2]).expect("batch")
+    };
+    for nan_on_error in [false, true] {
+        let op = LinalgOp::Cholesky {
+            lower: true,
+            nan_on_error,
+        };
+        agree(
+            "an indefinite matrix in a batch",
+            &op,
+            &[&mixed(&indefinite)],
+        );
+    }
+    agree(
+        "a singular matrix in a batch",
+        &LinalgOp::Inv,
+        &[&mixed(&singular)],
+    );
+}
+
+#[test]
+fn mixed_dtypes_and_extents_that_do_not_fit_are_left_to_the_kernel() {
     let op = LinalgOp::Cholesky {
         lower: true,
         nan_on_error: false,
     };
-    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[2, 3, 3])]).is_none());
     assert!(InPlaceLinalg::new(&op, &[(DType::I64, &[3, 3])]).is_none());
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 2])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3])]).is_none());
     let op = LinalgOp::ChoSolve {
         lower: true,
         b_ndim: 1,
     };
     assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2])]).is_none());
+    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2, 3])]).is_some());
     assert!(InPlaceLinalg::new(&op, &[(DType::F32, &[3, 3]), (DType::F64, &[3])]).is_none());
-    assert!(InPlaceLinalg::new(&op, &[(DType::F64, &[3, 3]), (DType::F64, &[2, 3])]).is_none());
-    assert!(InPlaceLinalg::new(&LinalgOp::Inv, &[(DType::F64, &[2, 3, 3])]).is_none());
+    let batches = [(DType::F64, &[2, 3, 3][..]), (DType::F64, &[4, 3][..])];
+    assert!(
+        InPlaceLinalg::new(&op, &batches).is_none(),
+        "batches that do not broadcast"
+    );
     assert!(InPlaceLinalg::new(&LinalgOp::Eig, &[(DType::F64, &[3, 3])]).is_none());
 }

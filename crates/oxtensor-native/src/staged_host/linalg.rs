@@ -1,5 +1,5 @@
-//! A host call of a linear algebra node on `float64` or `float32` matrices without batch
-//! dimensions (`cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`,
+//! A host call of a linear algebra node on `float64` or `float32` matrices, batched or not
+//! (`cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`,
 //! `slogdet`): instead of packing its operands into tensors for `eval_node`, which allocates
 //! its outputs and its batch bookkeeping every step, it hands the loop's buffers straight to
 //! an [`InPlaceLinalg`] (the interpreter kernel's own per-matrix kernel, with its workspace

@@ -4,9 +4,12 @@
 //! singular or indefinite matrix is a value error naming the argument).
 
 use crate::KernelError;
-use oxtensor_data::{DType, Tensor};
+use oxtensor_data::{
+    DType, StridedIndex, Tensor, broadcast_shapes, broadcast_strides, contiguous_strides,
+};
 use oxtensor_graph::{AssumeA, LinalgOp, QrMode};
 use oxtensor_linalg as la;
+use smallvec::SmallVec;
 
 fn trans(t: bool) -> la::Trans {
     if t { la::Trans::T } else { la::Trans::N }
@@ -161,30 +164,74 @@ enum InPlace {
     SLogDet(usize),
 }
 
-/// One `float64` or `float32` linear algebra node without batch dimensions (`cholesky`,
-/// `cho_solve`, `solve_triangular`, `solve`, `inv`, `det`, `slogdet`) run on the caller's
-/// row-major buffers: the kernel the interpreter's [`linalg`] runs for each matrix
-/// (`oxtensor_linalg::Workspace`), with its workspace kept between calls, so a staged loop's
-/// host call computes each step without allocating (but a `solve` or `inv` above order 16)
-/// and gets the interpreter's values bit for bit.
+/// One `float64` or `float32` linear algebra node (`cholesky`, `cho_solve`,
+/// `solve_triangular`, `solve`, `inv`, `det`, `slogdet`), with or without batch dimensions,
+/// run on the caller's row-major buffers: the kernel the interpreter's [`linalg`] runs for
+/// each matrix (`oxtensor_linalg::Workspace`), over the broadcast batch in the same order,
+/// with its workspace kept between calls, so a staged loop's host call computes each step
+/// without allocating (but a `solve` or `inv` above order 16) and gets the interpreter's
+/// values bit for bit, and its errors.
 pub struct InPlaceLinalg {
     op: InPlace,
     dtype: DType,
+    /// Per operand: its number of elements, of elements per matrix, and per batch element
+    /// the offset of its matrix (broadcast: repeated where the operand's batch extent is 1).
+    inputs: Vec<(usize, usize, Vec<usize>)>,
+    /// The number of batch elements (1 without batch dimensions).
+    count: usize,
+    /// Per output: its number of elements per batch element.
+    out_cores: Vec<usize>,
     out_lens: Vec<usize>,
     ws: la::Workspace,
 }
 
 impl InPlaceLinalg {
     /// The node `op` on operands of dtypes and extents `params` (C order), or `None` when it
-    /// is another op, the operands are not all `float64` or all `float32`, one has batch
-    /// dimensions or extents the op does not take (the interpreter's kernel then runs it, or
-    /// reports the error).
+    /// is another op, the operands are not all `float64` or all `float32`, or of extents the
+    /// op does not take (batch dimensions that do not broadcast, matrices of other orders):
+    /// the interpreter's kernel then runs it, or reports the error.
     pub fn new(op: &LinalgOp, params: &[(DType, &[usize])]) -> Option<InPlaceLinalg> {
         let dtype = params.first()?.0;
         if !matches!(dtype, DType::F64 | DType::F32) || params.iter().any(|(d, _)| *d != dtype) {
             return None;
         }
-        let shapes: Vec<&[usize]> = params.iter().map(|(_, s)| *s).collect();
+        // The dimensions of each operand's matrix (or vector); the rest are batch dimensions.
+        let core_ndims: &[usize] = match *op {
+            LinalgOp::Cholesky { .. } | LinalgOp::Inv | LinalgOp::Det | LinalgOp::SLogDet => &[2],
+            LinalgOp::ChoSolve { b_ndim, .. }
+            | LinalgOp::SolveTriangular { b_ndim, .. }
+            | LinalgOp::Solve { b_ndim, .. } => &[2, b_ndim],
+            _ => return None,
+        };
+        if params.len() != core_ndims.len() {
+            return None;
+        }
+        let mut batches: Vec<&[usize]> = Vec::with_capacity(params.len());
+        let mut shapes: Vec<&[usize]> = Vec::with_capacity(params.len());
+        for ((_, s), &core) in params.iter().zip(core_ndims) {
+            let (batch, core) = s.split_at(s.len().checked_sub(core)?);
+            batches.push(batch);
+            shapes.push(core);
+        }
+        let mut batch: Vec<usize> = Vec::new();
+        for b in &batches {
+            batch = broadcast_shapes(&batch, b).ok()?.to_vec();
+        }
+        let count: usize = batch.iter().product();
+        let inputs = batches
+            .iter()
+            .zip(&shapes)
+            .map(|(b, core)| {
+                let n: usize = core.iter().product();
+                let own: Vec<isize> = contiguous_strides(b)
+                    .iter()
+                    .map(|&s| s * n as isize)
+                    .collect();
+                let strides = broadcast_strides(b, &own, &batch)?;
+                let offsets: Vec<usize> = StridedIndex::new(&batch, &strides, 0).collect();
+                Some((b.iter().product::<usize>() * n, n, offsets))
+            })
+            .collect::<Option<Vec<_>>>()?;
         // A square `a` alone: its order.
         let square = || match shapes[..] {
             [&[n, n2]] if n == n2 => Some(n),
@@ -230,7 +277,7 @@ impl InPlaceLinalg {
             LinalgOp::SLogDet => InPlace::SLogDet(square()?),
             _ => return None,
         };
-        let out_lens = match op {
+        let out_cores = match op {
             InPlace::Cholesky(_, n) | InPlace::Inv(n) => vec![n * n],
             InPlace::ChoSolve(_, m, k)
             | InPlace::SolveTriangular(_, m, k)
@@ -238,9 +285,13 @@ impl InPlaceLinalg {
             InPlace::Det(_) => vec![1],
             InPlace::SLogDet(_) => vec![1, 1],
         };
+        let out_lens = out_cores.iter().map(|&n| n * count).collect();
         Some(InPlaceLinalg {
             op,
             dtype,
+            inputs,
+            count,
+            out_cores,
             out_lens,
             ws: la::Workspace::new(),
         })
@@ -271,27 +322,58 @@ impl InPlaceLinalg {
                 self.dtype
             )));
         }
-        let done = match (&self.op, inputs, outs) {
-            (InPlace::Cholesky(p, n), [a], [out]) => self.ws.cholesky(a, out, *n, p),
-            (InPlace::ChoSolve(p, m, k), [c, b], [x]) => self.ws.cho_solve(c, b, x, (*m, *k), p),
-            (InPlace::SolveTriangular(p, m, k), [a, b], [x]) => {
-                self.ws.solve_triangular(a, b, x, (*m, *k), p)
-            }
-            (InPlace::Solve(p, m, k), [a, b], [x]) => self.ws.solve(a, b, x, (*m, *k), p),
-            (InPlace::Inv(n), [a], [x]) => self.ws.inv(a, x, *n),
-            (InPlace::Det(n), [a], [[det]]) => self.ws.det(a, *n).map(|d| *det = d),
-            (InPlace::SLogDet(n), [a], [[sign], [logabs]]) => self
-                .ws
-                .slogdet(a, *n)
-                .map(|(s, l)| (*sign, *logabs) = (s, l)),
-            (_, _, outs) => {
-                return Err(KernelError::Value(format!(
-                    "linear algebra in place: {} operands and {} outputs for this op",
-                    inputs.len(),
-                    outs.len()
-                )));
-            }
-        };
-        done.map_err(kernel_error)
+        let fits = inputs.len() == self.inputs.len()
+            && outs.len() == self.out_lens.len()
+            && inputs.iter().zip(&self.inputs).all(|(x, i)| x.len() == i.0)
+            && outs.iter().zip(&self.out_lens).all(|(o, &n)| o.len() == n);
+        if !fits {
+            return Err(KernelError::Value(format!(
+                "linear algebra in place: {} operands and {} outputs of other extents than \
+                 laid out",
+                inputs.len(),
+                outs.len()
+            )));
+        }
+        for e in 0..self.count {
+            let args: SmallVec<[&[T]; 2]> = inputs
+                .iter()
+                .zip(&self.inputs)
+                .map(|(x, (_, n, offsets))| &x[offsets[e]..offsets[e] + n])
+                .collect();
+            let mut parts: SmallVec<[&mut [T]; 2]> = outs
+                .iter_mut()
+                .zip(&self.out_cores)
+                .map(|(o, &n)| &mut o[e * n..(e + 1) * n])
+                .collect();
+            one(&self.op, &mut self.ws, &args, &mut parts).map_err(kernel_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// `op` on one matrix (or system) `inputs` into `outs`, in the workspace `ws`.
+fn one<T: la::Real>(
+    op: &InPlace,
+    ws: &mut la::Workspace,
+    inputs: &[&[T]],
+    outs: &mut [&mut [T]],
+) -> Result<(), la::LinalgError> {
+    match (op, inputs, outs) {
+        (InPlace::Cholesky(p, n), [a], [out]) => ws.cholesky(a, out, *n, p),
+        (InPlace::ChoSolve(p, m, k), [c, b], [x]) => ws.cho_solve(c, b, x, (*m, *k), p),
+        (InPlace::SolveTriangular(p, m, k), [a, b], [x]) => {
+            ws.solve_triangular(a, b, x, (*m, *k), p)
+        }
+        (InPlace::Solve(p, m, k), [a, b], [x]) => ws.solve(a, b, x, (*m, *k), p),
+        (InPlace::Inv(n), [a], [x]) => ws.inv(a, x, *n),
+        (InPlace::Det(n), [a], [[det]]) => ws.det(a, *n).map(|d| *det = d),
+        (InPlace::SLogDet(n), [a], [[sign], [logabs]]) => {
+            ws.slogdet(a, *n).map(|(s, l)| (*sign, *logabs) = (s, l))
+        }
+        (_, inputs, outs) => Err(la::LinalgError::Arity {
+            op: "linear algebra in place",
+            expected: "the operands and outputs of its op".into(),
+            got: inputs.len() + outs.len(),
+        }),
     }
 }
