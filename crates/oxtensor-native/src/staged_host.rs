@@ -9,13 +9,13 @@
 //! only what the kernel itself does (its outputs, copied into the loop's buffers). The common
 //! nodes skip the tensors, reading and writing the loop's buffers with the kernel's own
 //! per-element code and allocating nothing per step: a random draw of a scalar distribution,
-//! a categorical, a Dirichlet, a multinomial or a multivariate normal ([`draw`]), and a
-//! `float64` or `float32` `cholesky`, `cho_solve`, `solve_triangular`, `solve`, `inv`, `det` or
-//! `slogdet`, batched or not ([`linalg`]), an `argmax`/`argmin`, a `cumsum`/`cumprod`, a
-//! `sort`/`argsort` or a `MakeVector` ([`extra`]). A kernel
-//! error, an output of other extents or dtype than laid out, or a panic (caught: it never
-//! unwinds into C) makes the call return non-zero, which ends the C loop; the executor then
-//! runs the interpreter's loop, which reports the error in its own words.
+//! a categorical, a beta-binomial, a Dirichlet, a multinomial or a multivariate normal
+//! ([`draw`]); a `float64` or `float32` `cholesky`, `cho_solve`, `solve_triangular`, `solve`,
+//! `inv`, `det` or `slogdet`, batched or not ([`linalg`]); an `argmax`/`argmin`, a
+//! `cumsum`/`cumprod`, a `sort`/`argsort` or a `MakeVector` ([`extra`]). A kernel error, an
+//! output of other extents or dtype than laid out, or a panic (caught: it never unwinds into
+//! C) makes the call return non-zero, which ends the C loop; the executor then runs the
+//! interpreter's loop, which reports the error in its own words.
 
 use crate::emit::{Stage, StagedLoop};
 use crate::recurrence::c_strides;

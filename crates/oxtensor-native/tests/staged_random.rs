@@ -430,7 +430,8 @@ fn mv_walk(dist: Distribution) -> Step {
 /// A point of the simplex moved by Dirichlet and multinomial draws: `x ← dirichlet(1 + 5x)`;
 /// mapped, a `size` (4,) of Dirichlet draws from small alphas `0.05·x` (NumPy's stick
 /// breaking), Dirichlet draws from the two rows of `o[0]` (2 × 3), counts of
-/// `multinomial(20, x)`, and a `size` (3, 2) of counts with `n` = (5, 40) and the rows of `o[0]`.
+/// `multinomial(20, x)`, a `size` (3, 2) of counts with `n` = (5, 40) and the rows of `o[0]`,
+/// and beta-binomial counts with `n` = (5, 40), `a = x₀ + 0.5`, `b = 2`.
 fn simplex(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
     let (r, x_new) = draw_of(Distribution::Dirichlet, r, None, &[&(x * 5.0) + 1.0]);
     let (r, small) = draw_of(Distribution::Dirichlet, &r, Some(&size(&[4])), &[x * 0.05]);
@@ -448,9 +449,16 @@ fn simplex(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
         Distribution::Multinomial,
         &r,
         Some(&six),
-        &[ns, o[0].clone()],
+        &[ns.clone(), o[0].clone()],
     );
-    (x_new, r, vec![small, rows, counts, sized])
+    let first = x_new.at(&[oxtensor_graph::build::Idx::At(Var::int_constant(0))]);
+    let (r, mixed) = draw_of(
+        Distribution::BetaBinom,
+        &r,
+        None,
+        &[ns, &first + 0.5, c(2.0)],
+    );
+    (x_new, r, vec![small, rows, counts, sized, mixed])
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! [`InPlaceDraws`], the allocation-free draws a staged loop's host call makes, against the
 //! interpreter's random kernel: for the distributions it takes (scalar ones, categoricals,
-//! Dirichlet, multinomial and the three methods of the multivariate normal, with and without a
-//! `size`, parameters broadcast or shared), the same draws and the same next generator, bit for
-//! bit, the same errors; for those it does not take, `None`, so the caller runs the kernel.
+//! beta-binomials, Dirichlet, multinomial and the three methods of the multivariate normal,
+//! with and without a `size`, parameters broadcast or shared), the same draws and the same
+//! next generator, bit for bit, the same errors; for those it does not take, `None`, so the caller runs the kernel.
 
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::random::{Distribution, RandomOp};
@@ -224,6 +224,33 @@ fn dirichlet_and_multinomial_draw_what_the_kernel_draws() {
         mult(None),
         &[n, f64s(&[0.7, 0.7, 0.0], &[3])],
     );
+}
+
+#[test]
+fn beta_binomials_draw_what_the_kernel_draws() {
+    let bb = |size_ndim| op(Distribution::BetaBinom, DType::I64, size_ndim);
+    let n = Tensor::from_slice(&[12i64], &[]).expect("n");
+    let ns = Tensor::from_slice(&[5i64, 40, 0], &[3]).expect("n");
+    let (a, b) = (f64s(&[2.0], &[]), f64s(&[0.5], &[]));
+    let abig = f64s(&[0.3, 4.0, 1.0], &[3]);
+    agree(
+        "scalars",
+        bb(None),
+        &[],
+        &[n.clone(), a.clone(), b.clone()],
+        &[],
+    );
+    agree("three n and a", bb(None), &[], &[ns, abig, b.clone()], &[3]);
+    agree(
+        "scalars drawn over a size (2, 2)",
+        bb(Some(2)),
+        &[2, 2],
+        &[n.clone(), a.clone(), b.clone()],
+        &[2, 2],
+    );
+    let negative = Tensor::from_slice(&[-1i64], &[]).expect("n");
+    same_error("a negative n", bb(None), &[negative, a.clone(), b.clone()]);
+    same_error("a zero a", bb(None), &[n, f64s(&[0.0], &[]), b]);
 }
 
 #[test]

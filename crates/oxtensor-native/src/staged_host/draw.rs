@@ -1,5 +1,5 @@
-//! A host call of a random draw of a scalar distribution, a categorical, a Dirichlet, a
-//! multinomial or a multivariate normal: instead of packing its operands into tensors for
+//! A host call of a random draw of a scalar distribution, a categorical, a beta-binomial, a
+//! Dirichlet, a multinomial or a multivariate normal: instead of packing its operands into tensors for
 //! `eval_node`, it reads the generator's words and the parameters straight from the loop's
 //! buffers into an [`InPlaceDraws`] (the interpreter kernel's own drawing loops, with their
 //! buffers kept between steps) and writes the next generator and the draws into the loop's

@@ -553,14 +553,15 @@ fn mv_cov_matches(cov: &Column<f64>, n: usize) -> Result<(), KernelError> {
 }
 
 /// `beta(a, b)` for every batch element, then `binomial(n, p)` for each (SciPy's
-/// `betabinom.rvs` as PyTensor calls it), after checking every parameter.
+/// `betabinom.rvs` as PyTensor calls it), after checking every parameter, into `out` (one per
+/// batch element), with the probabilities in `p` (kept by [`InPlaceDraws`] between calls).
 fn betabinom(
     g: &mut Generator,
-    n: &Column<i64>,
-    a: &Column<f64>,
-    b: &Column<f64>,
-    count: usize,
-) -> Result<Vec<i64>, RandomError> {
+    (n, a, b): (&Column<i64>, &Column<f64>, &Column<f64>),
+    p: &mut Vec<f64>,
+    out: &mut [i64],
+) -> Result<(), RandomError> {
+    let count = out.len();
     for i in 0..count {
         let k = n.at(i)[0];
         if k < 0 {
@@ -572,10 +573,14 @@ fn betabinom(
         positive("a", a.at(i)[0])?;
         positive("b", b.at(i)[0])?;
     }
-    let p: Vec<f64> = (0..count)
-        .map(|i| g.beta(a.at(i)[0], b.at(i)[0]))
-        .collect::<Result<_, _>>()?;
-    (0..count).map(|i| g.binomial(n.at(i)[0], p[i])).collect()
+    p.clear();
+    for i in 0..count {
+        p.push(g.beta(a.at(i)[0], b.at(i)[0])?);
+    }
+    for (i, (o, &pi)) in out.iter_mut().zip(p.iter()).enumerate() {
+        *o = g.binomial(n.at(i)[0], pi)?;
+    }
+    Ok(())
 }
 
 /// The extents of an integer vector (a size or sample shape) as `usize`, or an error naming
@@ -758,8 +763,9 @@ pub fn random(r: &RandomOp, inputs: &[&Tensor]) -> Result<Vec<Tensor>, KernelErr
             Tensor::from_slice(&out, &shape)?
         }
         Distribution::BetaBinom => {
-            let out = betabinom(&mut g, &ints[0], &floats[1], &floats[2], count)
-                .map_err(|e| bad(dist, e))?;
+            let mut out = vec![0i64; count];
+            let params = (&ints[0], &floats[1], &floats[2]);
+            betabinom(&mut g, params, &mut Vec::new(), &mut out).map_err(|e| bad(dist, e))?;
             Tensor::from_slice(&out, &shape)?
         }
         _ => {

@@ -1,21 +1,21 @@
 //! [`InPlaceDraws`]: the draws of one random node over a batch shape fixed in advance, with
 //! its parameter columns, its draws and its scratch kept between calls, so a caller that
 //! fills the parameters in place (a staged loop's host call) draws allocating nothing. It runs
-//! the interpreter kernel's own loops ([`draw_scalars`], `categoricals`, `dirichlets`,
-//! `multinomials`, [`mvnormal::mv_normal`]), so both draw the same values bit for bit and
+//! the interpreter kernel's own loops ([`draw_scalars`], `categoricals`, `betabinom`,
+//! `dirichlets`, `multinomials`, [`mvnormal::mv_normal`]), so both draw the same values bit for bit and
 //! leave the generator in the same state.
 
 use super::scalar::{Draws, draw_scalars, is_scalar};
 use super::{
-    Column, Narrow, bad, categoricals, dirichlets, generator_from_words, generator_words,
-    multinomials, mvnormal,
+    Column, Narrow, bad, betabinom, categoricals, dirichlets, generator_from_words,
+    generator_words, multinomials, mvnormal,
 };
 use crate::KernelError;
 use oxtensor_data::{DType, Element, broadcast_shapes};
 use oxtensor_graph::random::{Distribution, RNG_WORDS, RandomOp};
 
-/// Draws of one random node of a scalar distribution, a categorical, a Dirichlet, a
-/// multinomial or a multivariate normal (any method) over a batch shape fixed in advance: a
+/// Draws of one random node of a scalar distribution, a categorical, a beta-binomial, a
+/// Dirichlet, a multinomial or a multivariate normal (any method) over a batch shape fixed in advance: a
 /// caller fills the parameters in place ([`Self::load_param`]), draws ([`Self::draw`]) and
 /// copies the draws out ([`Self::write`]). Drawing again allocates nothing, except a
 /// multivariate normal's `svd` or `eigh` factoring of a covariance that changed.
@@ -33,6 +33,8 @@ pub struct InPlaceDraws {
     float_out: Vec<f64>,
     int_out: Vec<i64>,
     mv: mvnormal::MvScratch,
+    /// A beta-binomial's probabilities, drawn before its binomials.
+    probabilities: Vec<f64>,
 }
 
 impl InPlaceDraws {
@@ -46,7 +48,9 @@ impl InPlaceDraws {
         let dist = r.dist;
         let vector = matches!(dist, Distribution::Dirichlet | Distribution::Multinomial)
             || dist.is_mv_normal();
-        if !(is_scalar(dist) || dist == Distribution::Categorical || vector)
+        if !(is_scalar(dist)
+            || matches!(dist, Distribution::Categorical | Distribution::BetaBinom)
+            || vector)
             || params.len() != dist.params().len()
             || params.len() > 3
         {
@@ -132,6 +136,7 @@ impl InPlaceDraws {
             float_out,
             int_out,
             mv: mvnormal::MvScratch::default(),
+            probabilities: Vec::new(),
         })
     }
 
@@ -207,6 +212,11 @@ impl InPlaceDraws {
             Distribution::Multinomial => {
                 let (n, p) = (&self.ints[0], &self.floats[1]);
                 multinomials(&mut g, n, p, count, &mut self.int_out).map_err(|e| bad(dist, e))?;
+            }
+            Distribution::BetaBinom => {
+                let params = (&self.ints[0], &self.floats[1], &self.floats[2]);
+                let (p, out) = (&mut self.probabilities, &mut self.int_out);
+                betabinom(&mut g, params, p, out).map_err(|e| bad(dist, e))?;
             }
             _ if dist.is_mv_normal() => {
                 let params = [&self.floats[0], &self.floats[1]];
