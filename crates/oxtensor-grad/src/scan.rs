@@ -5,7 +5,8 @@
 //! sequence read at tap `k`, the slice of the sequence step `t` reads; for a state read at tap
 //! `k`, its value at step `t + k` (from the initial buffer followed by the trajectory). The
 //! backward loop reads those stacks, the cotangents of the outputs and the other values; it
-//! recomputes the step and pulls it back. Its states are, per state of the loop read at taps
+//! recomputes the step and pulls it back, reading the states' next values (which pullbacks
+//! read: `tanh`'s `1 - y²`) from the trajectories instead of recomputing them. Its states are, per state of the loop read at taps
 //! down to `-L`, `L` *carries*: the cotangents still to be added to the `L` values before the
 //! current step (carry `m` is for the value `L - m` steps back), and, per float value every
 //! step reads, the sum of its cotangents so far. Going from step `t` to `t - 1`, the carries
