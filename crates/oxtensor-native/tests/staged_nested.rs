@@ -21,6 +21,7 @@ use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
 use oxtensor::{Idx, Mode, ScanSpec, function, grad, scan};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, TensorType, Var};
+use oxtensor_runtime::Executable;
 use oxtensor_testkit::{Tol, assert_close};
 
 /// The last entry of `v`'s first axis.
@@ -475,4 +476,92 @@ fn a_staged_inner_loop_runs_inside_the_outer_c_loop() {
         &vals,
         tol,
     );
+}
+
+/// Per row `x_t` of `x` (steps × m), an inner loop over the positions `idx + k_t` (`k` an
+/// outer integer sequence, so the positions are values of the outer step) whose step sums the
+/// window `x_t[i : i + 3]` of its position `i` (a tap of the inner loop): the slice's bounds
+/// are not known before the outer loop. Outputs: every row's window sums, and their total.
+fn window_sums(x: &Var, k: &Var, idx: &Var) -> Vec<Var> {
+    let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
+    let (xt, kt, io) = (typed(&[None]), int(&[]), int(&[None]));
+    let (i, row) = (int(&[]), typed(&[None]));
+    let stop = &i + &Var::int_constant(3);
+    let window = row.at(&[Idx::Slice(Some(i.clone()), Some(stop), None)]);
+    let sums = loop_of(
+        std::slice::from_ref(&i),
+        std::slice::from_ref(&row),
+        &[window.sum(None)],
+        1,
+        false,
+        Var::int_constant(-1),
+        &[&io + &kt],
+        &[],
+        std::slice::from_ref(&xt),
+    )
+    .remove(0);
+    let total = sums.sum(None);
+    loop_of(
+        &[xt, kt],
+        std::slice::from_ref(&io),
+        &[sums, total],
+        2,
+        false,
+        Var::int_constant(-1),
+        &[x.clone(), k.clone()],
+        &[],
+        std::slice::from_ref(idx),
+    )
+}
+
+#[test]
+fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
+    let mut rng = Rng::new(23);
+    let x = values(&mut rng, &[6, 9], 1.0);
+    let ks: Vec<i64> = (0..6).map(|t| t % 3).collect();
+    let idx = Tensor::from_slice(&[0i64, 2, 4], &[3]).expect("idx");
+    let vals = vec![x, Tensor::from_slice(&ks, &[6]).expect("k"), idx];
+    let k = Var::input(None, TensorType::new(DType::I64, &[None]));
+    let idx = Var::input(None, TensorType::new(DType::I64, &[None]));
+    let inputs = [typed(&[None, None]), k, idx];
+    let outs = window_sums(&inputs[0], &inputs[1], &inputs[2]);
+    let g = grad(&square_sum(&outs), &inputs[..1], &GradOptions::default()).expect("grad");
+    let mut all = outs.clone();
+    all.extend(g.iter().filter_map(|g| g.var().cloned()));
+    let build = |outputs: &[Var], mode: Mode| {
+        function(&inputs, outputs)
+            .mode(mode)
+            .build()
+            .expect("f")
+    };
+    let interp_mode = || Mode::new("interp", "fast_run").expect("mode");
+    for (what, outputs) in [("windows", &outs), ("windows with the gradient", &all)] {
+        let fast = build(outputs, Mode::FAST_RUN);
+        let interp = build(outputs, interp_mode());
+        assert_staged_like(what, fast.graph(), &interp, &vals, AR_TOL);
+    }
+    // By hand: each window sum.
+    let fast = build(&outs, Mode::FAST_RUN);
+    let got = fast.call(&vals).expect("call")[0].to_vec_as::<f64>();
+    let xs = vals[0].to_vec_as::<f64>();
+    for (t, &kt) in ks.iter().enumerate() {
+        for (j, i) in [0usize, 2, 4].iter().enumerate() {
+            let start = t * 9 + i + kt as usize;
+            let want: f64 = xs[start..start + 3].iter().sum();
+            assert!((got[t * 3 + j] - want).abs() < 1e-12, "row {t}, window {j}");
+        }
+    }
+    // A window running past the row's end is shorter: the C loop flags the step and the
+    // interpreter's loop computes it.
+    let mut past = vals.clone();
+    past[1] = Tensor::from_slice(&[0i64, 1, 2, 3, 4, 5], &[6]).expect("k");
+    let (native, _) = common::backend()
+        .compile_graph(fast.graph())
+        .expect("native");
+    let got = native.run(past.clone()).expect("native run");
+    assert_eq!(native.interpreted_loops(), 1);
+    let want = build(&outs, interp_mode()).call(&past).expect("interp");
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_close(&format!("past the end, output {k}"), g, w, AR_TOL);
+    }
 }
