@@ -377,6 +377,23 @@ fn loops_whose_values_have_no_elements_run_in_c_like_the_interpreter() {
             tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
         });
     }
+    // An elementwise step (the elementwise C loop) over an empty state.
+    check(&Model {
+        name: "empty elementwise",
+        values: vec![values(&mut rng, &[5, 0], 1.0), values(&mut rng, &[0], 1.0)],
+        build: &|v| {
+            let lp = Loop::new("empty-elementwise", &[&v[0]], &[&v[1]], &[]);
+            let out = lp.build(|taps, _| Step {
+                next: vec![(&(&taps[1] * 0.5) + &taps[0]).tanh()],
+                mapped: vec![],
+                until: None,
+            });
+            let cost = square_sum(&out);
+            (out, cost)
+        },
+        wrt: &[0, 1],
+        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+    });
     // A max over an empty row has no identity: the C loop is not laid out, and the
     // interpreter's loop raises NumPy's error.
     let vals = vec![values(&mut rng, &[4, 0], 1.0)];
