@@ -176,10 +176,12 @@ pub(crate) fn nest_dims(
 /// the interpreter's loop reports.
 pub(crate) fn empty_values_ok(p: &StagedLoop, known: &[Layout], params: &[Option<Tensor>]) -> bool {
     use crate::emit::{Stage, ValueKind};
-    let views = p
-        .values
-        .iter()
-        .all(|v| !matches!(v.kind, ValueKind::Indexed { .. } | ValueKind::Reshape { .. }));
+    let views = p.values.iter().all(|v| {
+        !matches!(
+            v.kind,
+            ValueKind::Indexed { .. } | ValueKind::Reshape { .. }
+        )
+    });
     let some: Vec<Option<Layout>> = known.iter().cloned().map(Some).collect();
     let stages = p.stages.iter().all(|st| match st {
         Stage::Elem { .. } | Stage::Gather { .. } | Stage::MatMul { .. } | Stage::Check { .. } => {
@@ -187,9 +189,8 @@ pub(crate) fn empty_values_ok(p: &StagedLoop, known: &[Layout], params: &[Option
         }
         Stage::Nest(n) => match &n.reduce {
             Some((oxtensor_graph::ReduceOp::Max | oxtensor_graph::ReduceOp::Min, axes)) => {
-                iteration(p, n, &some, params).is_some_and(|shape| {
-                    axes.iter().all(|&a| shape.get(a).is_some_and(|&e| e > 0))
-                })
+                iteration(p, n, &some, params)
+                    .is_some_and(|shape| axes.iter().all(|&a| shape.get(a).is_some_and(|&e| e > 0)))
             }
             _ => true,
         },

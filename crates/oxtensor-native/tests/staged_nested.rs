@@ -528,12 +528,8 @@ fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
     let g = grad(&square_sum(&outs), &inputs[..1], &GradOptions::default()).expect("grad");
     let mut all = outs.clone();
     all.extend(g.iter().filter_map(|g| g.var().cloned()));
-    let build = |outputs: &[Var], mode: Mode| {
-        function(&inputs, outputs)
-            .mode(mode)
-            .build()
-            .expect("f")
-    };
+    let build =
+        |outputs: &[Var], mode: Mode| function(&inputs, outputs).mode(mode).build().expect("f");
     let interp_mode = || Mode::new("interp", "fast_run").expect("mode");
     for (what, outputs) in [("windows", &outs), ("windows with the gradient", &all)] {
         let fast = build(outputs, Mode::FAST_RUN);
@@ -563,5 +559,129 @@ fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
     let want = build(&outs, interp_mode()).call(&past).expect("interp");
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_close(&format!("past the end, output {k}"), g, w, AR_TOL);
+    }
+}
+
+/// A triangular double loop: per entry `i` of the outer sequence, an inner loop of `i + 1`
+/// steps `h ← a·h + c` from `h_0` (a state of `rank` 0 or 1), whose whole trajectory the
+/// outer step sums (`Σ_j h_j`, all elements), plus `0.5·x_i`. Outputs: the sums.
+fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
+    let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
+    let (io, ho, ao, co) = (
+        int(&[]),
+        typed(&vec![None; rank]),
+        typed(&[]),
+        typed(&vec![None; rank]),
+    );
+    let (h, ai, ci) = (
+        typed(&vec![None; rank]),
+        typed(&[]),
+        typed(&vec![None; rank]),
+    );
+    let next = &(&ai * &h) + &ci;
+    let n = &io + &Var::int_constant(1);
+    let init = oxtensor::ops::expand_dims(&ho, 0).expect("init");
+    let traj = loop_of(
+        std::slice::from_ref(&h),
+        &[ai, ci],
+        &[next],
+        0,
+        false,
+        n,
+        &[],
+        &[init],
+        &[ao.clone(), co.clone()],
+    )
+    .remove(0);
+    let half = oxtensor::ops::cast(&io, DType::F64).expect("cast");
+    let summed = &traj.sum(None) + &(&half * 0.5);
+    loop_of(
+        std::slice::from_ref(&io),
+        &[ho, ao, co],
+        &[summed],
+        1,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(ii),
+        &[],
+        &[h0.clone(), a.clone(), c.clone()],
+    )
+    .remove(0)
+}
+
+#[test]
+fn a_triangular_double_loop_summing_the_inner_trajectory_runs_in_c() {
+    let mut rng = Rng::new(24);
+    for rank in [0, 1] {
+        let extents = vec![3; rank];
+        let ii: Vec<i64> = vec![0, 3, 1, 7, 2, 5];
+        let vals = vec![
+            Tensor::from_slice(&ii, &[6]).expect("ii"),
+            values(&mut rng, &extents, 1.0),
+            Tensor::scalar(0.9),
+            values(&mut rng, &extents, 1.0),
+        ];
+        let ty = |r: usize| typed(&vec![None; r]);
+        let inputs = [
+            Var::input(None, TensorType::new(DType::I64, &[None])),
+            ty(rank),
+            ty(0),
+            ty(rank),
+        ];
+        let out = triangle(&inputs[0], &inputs[1], &inputs[2], &inputs[3], rank);
+        let build = |mode: Mode| {
+            function(&inputs, std::slice::from_ref(&out))
+                .mode(mode)
+                .build()
+                .expect("f")
+        };
+        let what = format!("triangle of rank {rank}");
+        let fast = build(Mode::FAST_RUN);
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(&what, fast.graph(), &interp, &vals, AR_TOL);
+        let g = FunctionGraph::new(inputs.to_vec(), vec![out.clone()]).expect("graph");
+        let (native, reference) = both(&inputs, std::slice::from_ref(&out), &vals);
+        assert_close(
+            &format!("{what}, unoptimized"),
+            &native[0],
+            &reference[0],
+            AR_TOL,
+        );
+        assert_all_staged(&format!("{what}, unoptimized"), &g, &vals);
+        // By hand.
+        let (h0, c) = (vals[1].to_vec_as::<f64>(), vals[3].to_vec_as::<f64>());
+        let hand: Vec<f64> = ii
+            .iter()
+            .map(|&i| {
+                let mut h = h0.clone();
+                let mut total = 0.5 * i as f64;
+                for _ in 0..=i {
+                    for (e, ce) in h.iter_mut().zip(&c) {
+                        *e = 0.9 * *e + ce;
+                    }
+                    total += h.iter().sum::<f64>();
+                }
+                total
+            })
+            .collect();
+        let hand = Tensor::from_slice(&hand, &[6]).expect("hand");
+        let got = fast.call(&vals).expect("call");
+        assert_close(&format!("{what} by hand"), &got[0], &hand, AR_TOL);
+        // An inner loop of no steps (an empty sum) ends the C loop; the interpreter's loop
+        // computes it.
+        let mut empty = vals.clone();
+        empty[0] = Tensor::from_slice(&[2i64, -1, 4], &[3]).expect("ii");
+        let (native, _) = common::backend()
+            .compile_graph(fast.graph())
+            .expect("native");
+        let got = native.run(empty.clone()).expect("native run");
+        assert_eq!(native.interpreted_loops(), 1);
+        let want = interp.call(&empty).expect("interp");
+        assert_close(
+            &format!("{what}, an empty inner loop"),
+            &got[0],
+            &want[0],
+            AR_TOL,
+        );
     }
 }

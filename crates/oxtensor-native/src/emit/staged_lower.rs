@@ -449,6 +449,10 @@ impl StagedLoop {
         let uses = use_counts(s);
         for node in toposort(s.body.outputs()) {
             let op = node.op()?;
+            // Lowered with a node before it (a sum of a nested loop's trajectory).
+            if l.of.contains_key(&Var::output_of(&node, 0)) {
+                continue;
+            }
             if l.param(&node, op).is_some() {
                 continue;
             }
@@ -492,7 +496,9 @@ impl StagedLoop {
                 }
                 Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
-                Op::Scan(inner) => l.nested(&node, inner)?,
+                Op::Scan(inner) => l
+                    .summed_nested(&node, inner, s)
+                    .or_else(|| l.nested(&node, inner))?,
                 _ if super::staged_host::hosted(op) || called_back(op) => l.host(&node)?,
                 _ => return None,
             }
