@@ -241,6 +241,31 @@ pub(crate) fn inc_dims(
     Some(numbers)
 }
 
+/// An index array of any rank in C order seen as the vector of its elements (`x[idx]` with a
+/// matrix `idx` gathers the rows of `idx`'s elements, in C order), and an update of the
+/// gathered extents (`idx`'s in place of `axis`) in C order seen with those flattened; `None`
+/// when the indices are not in C order.
+fn flattened(
+    x: &Layout,
+    idx: &Layout,
+    y: Option<&Layout>,
+    axis: usize,
+) -> Option<(Layout, Option<Layout>)> {
+    if idx.shape.len() == 1 {
+        return Some((idx.clone(), None));
+    }
+    if idx.strides != c_strides(&idx.shape) {
+        return None;
+    }
+    let m: usize = idx.shape.iter().product();
+    let (before, rest) = (x.shape.get(..axis)?, x.shape.get(axis + 1..)?);
+    let gathered: Vec<usize> = [before, &idx.shape, rest].concat();
+    let y = y
+        .filter(|y| y.shape == gathered && y.strides == c_strides(&y.shape))
+        .map(|_| Layout::contiguous(&[before, &[m], rest].concat()));
+    Some((Layout::contiguous(&[m]), y))
+}
+
 /// The numbers of `d` of a row gather or scatter of `x` along `axis` by the index vector laid
 /// out as `idx` (see `emit::TAKE`), with the update laid out as `y` for a scatter: its rows
 /// must be the index count's or one, each the rows of `x` in C order, or one element (along
@@ -253,6 +278,8 @@ pub(crate) fn take_dims(
     y: Option<&Layout>,
     axis: usize,
 ) -> Option<[i64; crate::emit::TAKE]> {
+    let (flat_idx, flat_y) = flattened(x, idx, y, axis)?;
+    let (idx, y) = (&flat_idx, flat_y.as_ref().or(y));
     let (n, s0) = (*x.shape.get(axis)?, *x.strides.get(axis)?);
     let (m, is) = (*idx.shape.first()?, *idx.strides.first()?);
     let rest = x.shape.get(axis + 1..)?;
