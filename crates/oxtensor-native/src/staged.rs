@@ -13,6 +13,7 @@ use crate::staged_index::{self as index, FirstStep};
 use crate::staged_shapes as shapes;
 use oxtensor_data::Tensor;
 use oxtensor_graph::{Scan, TensorType};
+use rustc_hash::FxHashMap;
 use std::ffi::c_void;
 
 /// The C signature of a staged loop kernel (see `emit::staged::emit`).
@@ -86,6 +87,7 @@ fn layouts(
     let mut numbers = Vec::new();
     let mut out: Vec<Option<Layout>> = vec![None; p.values.len()];
     let mut params: Vec<Option<Tensor>> = vec![None; p.values.len()];
+    let mut hosted = FxHashMap::default();
     let n_taps = inputs.len().checked_sub(others.len())?;
     for (v, value) in p.values.iter().enumerate() {
         match &value.kind {
@@ -139,7 +141,7 @@ fn layouts(
         // Computed values get their layouts from their stages, which come after every value
         // they read; views of them come after them.
         if value.kind == ValueKind::Computed {
-            let shape = computed_shape(p, v, &out, &params)?;
+            let shape = computed_shape(p, v, &out, &params, &mut hosted)?;
             out[v] = Some(Layout::contiguous(&shape));
         }
         if !fits(&value.ty, &out[v].as_ref()?.shape) {
@@ -153,155 +155,184 @@ fn layouts(
     ))
 }
 
-/// The shape of computed value `v`, from its stage's operands.
+/// The shape of computed value `v`, from the operands of the stages writing it: one stage,
+/// or one per branch of an `IfElse` (whose shapes must agree, or the loop is not laid out).
+/// `hosted` keeps each host call's output shapes, worked out once for all its outputs.
 fn computed_shape(
     p: &StagedLoop,
     v: usize,
     known: &[Option<Layout>],
     params: &[Option<Tensor>],
+    hosted: &mut FxHashMap<usize, Vec<Vec<usize>>>,
 ) -> Option<Vec<usize>> {
-    let shape_of = |x: usize| known.get(x)?.as_ref().map(|l| l.shape.clone());
-    for st in &p.stages {
-        match st {
-            Stage::Elem { args, outs, .. } if outs.contains(&v) => {
-                let rank = p.values[v].ty.ndim();
-                let mut shape: Option<Vec<usize>> = None;
-                for &(x, one) in args {
-                    let s = shape_of(x)?;
-                    if one {
-                        continue;
-                    }
-                    if shape.as_ref().is_some_and(|have| *have != s) {
-                        return None;
-                    }
-                    shape = Some(s);
-                }
-                let shape = shape.unwrap_or_else(|| vec![1; rank]);
-                return (shape.len() == rank).then_some(shape);
+    let mut shape: Option<Vec<usize>> = None;
+    for (i, st) in p.stages.iter().enumerate() {
+        if let Some(s) = written_shape(p, (i, st), v, known, params, hosted)? {
+            if shape.as_ref().is_some_and(|have| *have != s) {
+                return None;
             }
-            Stage::Nest(n) if n.outs.contains(&v) => {
-                let shape = shapes::iteration(p, n, known, params)?;
-                return Some(match &n.reduce {
-                    Some((_, axes)) => shape
-                        .iter()
-                        .enumerate()
-                        .filter(|(d, _)| !axes.contains(d))
-                        .map(|(_, &e)| e)
-                        .collect(),
-                    None => shape,
-                });
-            }
-            Stage::Gather { from, out, .. } if *out == v => return shape_of(*from),
-            Stage::Join {
-                args, axis, out, ..
-            } if *out == v => {
-                let mut shape = shape_of(*args.first()?)?;
-                for &a in &args[1..] {
-                    let s = shape_of(a)?;
-                    let other = |d: usize| d != *axis && s.get(d) != shape.get(d);
-                    if s.len() != shape.len() || (0..s.len()).any(other) {
-                        return None;
-                    }
-                    shape[*axis] = shape.get(*axis)?.checked_add(s[*axis])?;
-                }
-                return Some(shape);
-            }
-            Stage::Split {
-                x,
-                sizes,
-                axis,
-                outs,
-                ..
-            } if outs.contains(&v) => {
-                let shape = shape_of(*x)?;
-                let sizes = params.get(*sizes)?.as_ref()?.to_vec_as::<i64>();
-                let sizes: Vec<usize> = sizes
-                    .iter()
-                    .map(|&n| usize::try_from(n).ok())
-                    .collect::<Option<_>>()?;
-                if sizes.len() != outs.len() || sizes.iter().sum::<usize>() != *shape.get(*axis)? {
-                    return None;
-                }
-                let mut piece = shape;
-                piece[*axis] = sizes[outs.iter().position(|&o| o == v)?];
-                return Some(piece);
-            }
-            Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
-                let shape = shape_of(*x)?;
-                // `acc + inc(0, y)`: the sum's operands have one shape.
-                if let Some(acc) = acc
-                    && shape_of(*acc)? != shape
-                {
-                    return None;
-                }
-                return Some(shape);
-            }
-            Stage::Take {
-                x, axis, idx, out, ..
-            } if *out == v => {
-                let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);
-                let before = sx.get(..*axis)?.iter().copied();
-                let after = sx.get(axis + 1..)?.iter().copied();
-                return Some(before.chain(si).chain(after).collect());
-            }
-            Stage::Host {
-                node,
-                args,
-                outs,
-                nested,
-                ..
-            } if outs.contains(&v) => {
-                let shapes = args
-                    .iter()
-                    .map(|&a| shape_of(a))
-                    .collect::<Option<Vec<_>>>()?;
-                let values: Vec<Option<&Tensor>> = args
-                    .iter()
-                    .map(|&a| params.get(a).and_then(Option::as_ref))
-                    .collect();
-                let k = outs.iter().position(|&o| o == v)?;
-                let shapes = match (nested, node.node().op()) {
-                    (Some(inner), Some(oxtensor_graph::Op::Scan(s))) => {
-                        let layouts: Vec<Layout> = args
-                            .iter()
-                            .map(|&a| known.get(a)?.clone())
-                            .collect::<Option<_>>()?;
-                        let dtypes: Vec<_> = args.iter().map(|&a| p.values[a].ty.dtype).collect();
-                        crate::staged_host::nest::output_shapes(
-                            inner, s, &layouts, &values, &dtypes,
-                        )?
-                    }
-                    _ => crate::staged_host::output_shapes(node, &shapes, &values)?,
-                };
-                return shapes.into_iter().nth(k);
-            }
-            Stage::MatMul { a, b, acc, out, .. } if *out == v => {
-                let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
-                let (m, ka) = match sa.as_slice() {
-                    [k] => (None, *k),
-                    [m, k] => (Some(*m), *k),
-                    _ => return None,
-                };
-                let (kb, n) = match sb.as_slice() {
-                    [k] => (*k, None),
-                    [k, n] => (*k, Some(*n)),
-                    _ => return None,
-                };
-                if ka != kb {
-                    return None;
-                }
-                let shape: Vec<usize> = m.into_iter().chain(n).collect();
-                if let Some(acc) = acc
-                    && shape_of(*acc)? != shape
-                {
-                    return None;
-                }
-                return Some(shape);
-            }
-            _ => {}
+            shape = Some(s);
         }
     }
-    None
+    shape
+}
+
+/// The shape stage `st` (number `i`) writes value `v` with (`Some(None)` when it does not
+/// write `v`), or `None` when its operands do not fit it (see [`computed_shape`]).
+fn written_shape(
+    p: &StagedLoop,
+    (i, st): (usize, &Stage),
+    v: usize,
+    known: &[Option<Layout>],
+    params: &[Option<Tensor>],
+    hosted: &mut FxHashMap<usize, Vec<Vec<usize>>>,
+) -> Option<Option<Vec<usize>>> {
+    let shape_of = |x: usize| known.get(x)?.as_ref().map(|l| l.shape.clone());
+    let shape = match st {
+        Stage::Elem { args, outs, .. } if outs.contains(&v) => {
+            let rank = p.values[v].ty.ndim();
+            let mut shape: Option<Vec<usize>> = None;
+            for &(x, one) in args {
+                let s = shape_of(x)?;
+                if one {
+                    continue;
+                }
+                if shape.as_ref().is_some_and(|have| *have != s) {
+                    return None;
+                }
+                shape = Some(s);
+            }
+            let shape = shape.unwrap_or_else(|| vec![1; rank]);
+            if shape.len() != rank {
+                return None;
+            }
+            shape
+        }
+        Stage::Nest(n) if n.outs.contains(&v) => {
+            let shape = shapes::iteration(p, n, known, params)?;
+            match &n.reduce {
+                Some((_, axes)) => shape
+                    .iter()
+                    .enumerate()
+                    .filter(|(d, _)| !axes.contains(d))
+                    .map(|(_, &e)| e)
+                    .collect(),
+                None => shape,
+            }
+        }
+        Stage::Gather { from, out, .. } if *out == v => shape_of(*from)?,
+        Stage::Join {
+            args, axis, out, ..
+        } if *out == v => {
+            let mut shape = shape_of(*args.first()?)?;
+            for &a in &args[1..] {
+                let s = shape_of(a)?;
+                let other = |d: usize| d != *axis && s.get(d) != shape.get(d);
+                if s.len() != shape.len() || (0..s.len()).any(other) {
+                    return None;
+                }
+                shape[*axis] = shape.get(*axis)?.checked_add(s[*axis])?;
+            }
+            shape
+        }
+        Stage::Split {
+            x,
+            sizes,
+            axis,
+            outs,
+            ..
+        } if outs.contains(&v) => {
+            let shape = shape_of(*x)?;
+            let sizes = params.get(*sizes)?.as_ref()?.to_vec_as::<i64>();
+            let sizes: Vec<usize> = sizes
+                .iter()
+                .map(|&n| usize::try_from(n).ok())
+                .collect::<Option<_>>()?;
+            if sizes.len() != outs.len() || sizes.iter().sum::<usize>() != *shape.get(*axis)? {
+                return None;
+            }
+            let mut piece = shape;
+            piece[*axis] = sizes[outs.iter().position(|&o| o == v)?];
+            piece
+        }
+        Stage::Inc { x, out, acc, .. } | Stage::IncTake { x, out, acc, .. } if *out == v => {
+            let shape = shape_of(*x)?;
+            // `acc + inc(0, y)`: the sum's operands have one shape.
+            if let Some(acc) = acc
+                && shape_of(*acc)? != shape
+            {
+                return None;
+            }
+            shape
+        }
+        Stage::Take {
+            x, axis, idx, out, ..
+        } if *out == v => {
+            let (sx, si) = (shape_of(*x)?, shape_of(*idx)?);
+            let before = sx.get(..*axis)?.iter().copied();
+            let after = sx.get(axis + 1..)?.iter().copied();
+            before.chain(si).chain(after).collect()
+        }
+        Stage::Host {
+            node,
+            args,
+            outs,
+            nested,
+            ..
+        } if outs.contains(&v) => {
+            let shapes = args
+                .iter()
+                .map(|&a| shape_of(a))
+                .collect::<Option<Vec<_>>>()?;
+            let values: Vec<Option<&Tensor>> = args
+                .iter()
+                .map(|&a| params.get(a).and_then(Option::as_ref))
+                .collect();
+            let k = outs.iter().position(|&o| o == v)?;
+            if let Some(all) = hosted.get(&i) {
+                return Some(Some(all.get(k)?.clone()));
+            }
+            let shapes = match (nested, node.node().op()) {
+                (Some(inner), Some(oxtensor_graph::Op::Scan(s))) => {
+                    let layouts: Vec<Layout> = args
+                        .iter()
+                        .map(|&a| known.get(a)?.clone())
+                        .collect::<Option<_>>()?;
+                    let dtypes: Vec<_> = args.iter().map(|&a| p.values[a].ty.dtype).collect();
+                    crate::staged_host::nest::output_shapes(inner, s, &layouts, &values, &dtypes)?
+                }
+                _ => crate::staged_host::output_shapes(node, &shapes, &values)?,
+            };
+            let shape = shapes.get(k)?.clone();
+            hosted.insert(i, shapes);
+            shape
+        }
+        Stage::MatMul { a, b, acc, out, .. } if *out == v => {
+            let (sa, sb) = (shape_of(*a)?, shape_of(*b)?);
+            let (m, ka) = match sa.as_slice() {
+                [k] => (None, *k),
+                [m, k] => (Some(*m), *k),
+                _ => return None,
+            };
+            let (kb, n) = match sb.as_slice() {
+                [k] => (*k, None),
+                [k, n] => (*k, Some(*n)),
+                _ => return None,
+            };
+            if ka != kb {
+                return None;
+            }
+            let shape: Vec<usize> = m.into_iter().chain(n).collect();
+            if let Some(acc) = acc
+                && shape_of(*acc)? != shape
+            {
+                return None;
+            }
+            shape
+        }
+        _ => return Some(None),
+    };
+    Some(Some(shape))
 }
 
 /// The `n0, n1, s0, s1` of a gather of a view laid out as `l` (of rank at most 2).
@@ -437,7 +468,7 @@ pub(crate) fn prepare(
             | Stage::Split { axis, x, at, .. } => {
                 dims[*at] = layouts[*x].shape.get(..*axis)?.iter().product::<usize>() as i64;
             }
-            Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
+            Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } | Stage::Mark(_) => {}
         }
     }
     for (at, n) in numbers {

@@ -12,6 +12,7 @@ mod loops;
 mod reduce;
 mod replay;
 mod soundness;
+mod staged_branch;
 mod staged_host;
 mod staged_loops;
 mod staged_models;

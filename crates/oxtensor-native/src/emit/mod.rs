@@ -16,6 +16,7 @@ mod recurrence;
 mod scalar;
 mod special;
 mod staged;
+mod staged_branch;
 mod staged_host;
 mod staged_index;
 mod staged_join;

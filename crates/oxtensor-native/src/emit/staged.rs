@@ -225,6 +225,11 @@ pub(crate) enum Stage {
         /// The conditions.
         conds: Vec<usize>,
     },
+    /// A mark opening or closing the stages of one branch of an `IfElse`: the stages between
+    /// [`Mark::If`] and its [`Mark::Else`] run when the condition holds, those between the
+    /// `Else` and its [`Mark::End`] otherwise. Each branch ends by writing the node's outputs,
+    /// so only the branch taken computes anything (as the interpreter runs only that branch).
+    Mark(Mark),
     /// A node C does not compute (linear algebra): the loop calls the executor back to run
     /// the interpreter's kernel of it on `args`, writing `outs` (see `super::staged_host`).
     Host {
@@ -241,6 +246,18 @@ pub(crate) enum Stage {
         /// `super::staged_host`).
         nested: Option<Box<Nested>>,
     },
+}
+
+/// Where a [`Stage::Mark`] is in the stages of a branching step.
+#[derive(PartialEq, Clone, Copy, Debug)]
+pub(crate) enum Mark {
+    /// The first branch starts: it runs when the one-element value is non-zero (NaN is
+    /// true, as NumPy's `bool` and the interpreter's `IfElse` take it).
+    If(usize),
+    /// The second branch starts.
+    Else,
+    /// Both branches have ended.
+    End,
 }
 
 /// The C loop of a loop nested in a staged step: the elementwise loop when its step is
@@ -472,7 +489,21 @@ fn emit_named(name: &str, linkage: &str, p: &StagedLoop) -> String {
         }
     }
     s.push_str("    int32_t bad = 0;\n");
-    // Each value's pointer is set before the first stage reading it, after those it needs.
+    // Values computed into output rows: their pointers need only `t` (a branch's outputs are
+    // written in both branches, so they are set before either).
+    for (v, value) in p.values.iter().enumerate() {
+        if let (ValueKind::Computed, Some(m)) = (&value.kind, p.home[v]) {
+            let _ = writeln!(
+                s,
+                "    {t} *v{v} = ({t} *)buf[{m}] + {} * d[{}];",
+                out_row(p, m),
+                p.numel_at(v),
+                t = ty(v)
+            );
+        }
+    }
+    // Each other value's pointer is set before the first stage reading it, after those it
+    // needs.
     let mut counters = (0, p.n_others());
     let mut pending = p.values.iter().enumerate().peekable();
     for (i, st) in p.stages.iter().enumerate() {
@@ -531,19 +562,11 @@ fn pointer(s: &mut String, p: &StagedLoop, v: usize, k: usize, counters: &mut (u
             super::staged_index::resolve(s, entries, *at, "      ");
             let _ = writeln!(s, "      v{v} = v{of} + off;\n    }}");
         }
-        ValueKind::Input(_) | ValueKind::Folded => {}
+        // Computed values are in scratch (set before the loop) or in output rows (set first
+        // in the step).
+        ValueKind::Input(_) | ValueKind::Folded | ValueKind::Computed => {}
         ValueKind::View { of, .. } | ValueKind::Reshape { of, .. } => {
             let _ = writeln!(s, "    {t} *v{v} = v{of};");
-        }
-        ValueKind::Computed => {
-            if let Some(m) = p.home[v] {
-                let _ = writeln!(
-                    s,
-                    "    {t} *v{v} = ({t} *)buf[{m}] + {} * d[{}];",
-                    out_row(p, m),
-                    p.numel_at(v)
-                );
-            }
         }
     }
 }
@@ -591,6 +614,11 @@ fn stage(s: &mut String, p: &StagedLoop, st: &Stage, name: &str) {
                 let _ = writeln!(s, "    bad |= !v{c}[0];");
             }
         }
+        Stage::Mark(Mark::If(c)) => {
+            let _ = writeln!(s, "    if (v{c}[0]) {{");
+        }
+        Stage::Mark(Mark::Else) => s.push_str("    } else {\n"),
+        Stage::Mark(Mark::End) => s.push_str("    }\n"),
         Stage::Host {
             args,
             outs,

@@ -11,7 +11,7 @@
 //! which hands the loop to the interpreter's, as every error of a staged step does.
 
 use super::scalar::ctype;
-use super::staged::{Stage, StagedLoop, ValueKind, region_rank};
+use super::staged::{Mark, Stage, StagedLoop, ValueKind, region_rank};
 use super::staged_lower::{Lowering, keeps_layout};
 use oxtensor_graph::{IndexEntry, Node, Op, Var};
 use std::fmt::Write;
@@ -402,7 +402,7 @@ impl Lowering {
 }
 
 /// The values stage `st` reads.
-fn reads(st: &Stage) -> Vec<usize> {
+pub(super) fn reads(st: &Stage) -> Vec<usize> {
     match st {
         Stage::Elem { args, .. } => args.iter().map(|a| a.0).collect(),
         Stage::Nest(n) => n.args.clone(),
@@ -410,6 +410,8 @@ fn reads(st: &Stage) -> Vec<usize> {
         Stage::Join { args, .. } => args.clone(),
         Stage::Split { x, .. } => vec![*x],
         Stage::Check { conds } => conds.clone(),
+        Stage::Mark(Mark::If(c)) => vec![*c],
+        Stage::Mark(_) => Vec::new(),
         Stage::MatMul { a, b, acc, .. } => [*a, *b].into_iter().chain(*acc).collect(),
         Stage::Inc {
             x, y, entries, acc, ..
@@ -513,7 +515,7 @@ impl Lowering {
     /// then copies `acc` instead of the zeros and writes the sum, `out`, the running sum of a
     /// backward step. Moves the stage after whatever computes `acc`. Whether it did.
     pub(super) fn fold_increment(&mut self, acc: usize, inc: usize, out: &Var) -> bool {
-        let found = self.stages.iter().position(|st| match st {
+        let found = self.stages.iter().enumerate().position(|(i, st)| match st {
             Stage::Inc {
                 x,
                 out,
@@ -527,7 +529,7 @@ impl Lowering {
                 set: false,
                 acc: None,
                 ..
-            } => *out == inc && self.zero(*x),
+            } => *out == inc && self.zero(*x) && i >= self.block && self.outside_branches(i),
             _ => false,
         });
         let (a, i) = (&self.values[acc], &self.values[inc]);

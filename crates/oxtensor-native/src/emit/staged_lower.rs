@@ -26,6 +26,15 @@ pub(super) struct Lowering {
     pub scalars: rustc_hash::FxHashSet<usize>,
     /// Per other (loop-invariant) value, whether it is known to be all zeros.
     pub zeros: Vec<bool>,
+    /// The value each input (placeholder) of the graph being lowered is: the step's own
+    /// inputs, or an inlined body's operands (see `super::staged_branch`).
+    pub inputs: Vec<usize>,
+    /// The first stage of the branch being lowered (0 outside branches): a rule that moves or
+    /// changes an earlier stage (folding a sum into a product) must not reach across a
+    /// branch's start, which would make the stage conditional or the branch's work not.
+    pub block: usize,
+    /// How many branches the stages being lowered are inside.
+    pub depth: usize,
 }
 
 /// What the program of a node reads: C arguments (`x0, x1, …` for values, literals for
@@ -44,10 +53,13 @@ impl Lowering {
         self.values.len() - 1
     }
 
-    /// Appends the value `v` is.
+    /// Appends the value `v` is. Inside a branch the value keeps no origin: the executor's
+    /// step-0 values (`crate::staged_index`) evaluate the step's nodes, not a branch's.
     pub(super) fn define(&mut self, v: Var, kind: ValueKind) -> usize {
         let x = self.push(v.ty().clone(), kind);
-        self.values[x].origin = Some(v.clone());
+        if self.depth == 0 {
+            self.values[x].origin = Some(v.clone());
+        }
         self.of.insert(v, x);
         x
     }
@@ -55,7 +67,7 @@ impl Lowering {
     /// The value `v` is: a body input, a lowered node's output, or a constant (a param).
     pub(super) fn value(&mut self, v: &Var) -> Option<usize> {
         match v.node().kind() {
-            NodeKind::Placeholder(i) => Some(*i),
+            NodeKind::Placeholder(i) => self.inputs.get(*i).copied(),
             _ if self.of.contains_key(v) => self.of.get(v).copied(),
             NodeKind::Constant(_) => Some(self.define(
                 v.clone(),
@@ -103,7 +115,11 @@ impl Lowering {
                     .iter()
                     .map(|v| match v.node().kind() {
                         NodeKind::Constant(_) => Some(None),
-                        NodeKind::Placeholder(i) => self.is_param(*i).then_some(Some(*i)),
+                        NodeKind::Placeholder(i) => self
+                            .inputs
+                            .get(*i)
+                            .filter(|&&x| self.is_param(x))
+                            .map(|&x| Some(x)),
                         _ => self
                             .of
                             .get(v)
@@ -294,7 +310,9 @@ impl Lowering {
             let pairs = [(*x, *y, &read_vars[1]), (*y, *x, &read_vars[0])];
             let fused = pairs.into_iter().find_map(|(acc, p, var)| {
                 let once = uses.get(var) == Some(&1);
-                fusable(&self.stages, &self.values, acc, p, &out_ty)
+                fusable(&self.stages[self.block..], &self.values, acc, p, &out_ty)
+                    .map(|i| i + self.block)
+                    .filter(|&i| self.outside_branches(i))
                     .filter(|_| once)
                     .map(|i| (i, acc))
             });
@@ -328,7 +346,7 @@ impl Lowering {
         let program = elem_program(op, inputs, &args, &out_types)?;
         let known = reads.iter().all(|&(x, _)| self.probeable(x));
         let outs = self.outputs(node, out_ty.ndim())?;
-        if known && outs.iter().all(|&o| one_element(&self.values[o].ty)) {
+        if known && self.depth == 0 && outs.iter().all(|&o| one_element(&self.values[o].ty)) {
             self.scalars.extend(outs.iter().copied());
         }
         self.stages.push(Stage::Elem {
@@ -407,6 +425,76 @@ impl Lowering {
     }
 }
 
+impl Lowering {
+    /// Lowers every node of the graph computing `outputs` (the step, or an inlined body whose
+    /// placeholders are `self.inputs`), in order; `None` when some node has no stage.
+    pub(super) fn lower_graph(&mut self, outputs: &[Var]) -> Option<()> {
+        let uses = use_counts(outputs);
+        for node in toposort(outputs) {
+            let op = node.op()?;
+            // The sum of a nested loop's trajectory is its running sum.
+            if self.summed(&node).is_some() {
+                continue;
+            }
+            if self.param(&node, op).is_some() {
+                continue;
+            }
+            let first = || node.inputs().first();
+            match op {
+                // A view of a constant is read as its literal by the ops reading it.
+                Op::DimShuffle { .. } if constant(&Var::output_of(&node, 0)).is_some() => {}
+                Op::DimShuffle { order } => {
+                    let of = self.value(first()?)?;
+                    let order = order.to_vec();
+                    self.define(Var::output_of(&node, 0), ValueKind::View { of, order });
+                }
+                // The executor checks the extents, as for every value.
+                Op::SpecifyShape(_) => {
+                    let of = self.value(first()?)?;
+                    let order = (0..self.values[of].ty.ndim()).map(Some).collect();
+                    self.define(Var::output_of(&node, 0), ValueKind::View { of, order });
+                }
+                // A view read out of order is gathered into C order first.
+                Op::Reshape { .. } => {
+                    let of = self.value(first()?)?;
+                    let of = self.in_c_order(of)?;
+                    let shape = self.value(node.inputs().get(1)?)?;
+                    if !self.is_param(shape) {
+                        return None;
+                    }
+                    self.define(Var::output_of(&node, 0), ValueKind::Reshape { of, shape });
+                }
+                Op::Subtensor(spec) => self.index(&node, spec)?,
+                Op::IncSubtensor { index, set } => self.inc(&node, index, *set)?,
+                Op::Take { axis } => self.take(&node, *axis)?,
+                Op::IncTake { axis, set } => self.inc_take(&node, *axis, *set)?,
+                // A batched product (rank 3 or more) is a host call.
+                Op::MatMul => self.matmul(&node).or_else(|| self.host(&node))?,
+                Op::FusedMatMul { body } => self.fused_matmul(&node, body, &uses)?,
+                Op::Join { axis } => self.join(&node, *axis)?,
+                Op::Split { axis, .. } => self.split(&node, *axis)?,
+                Op::CheckAndRaise(_) => self.check(&node)?,
+                Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
+                    self.reduction(&node, *op, axes)?;
+                }
+                Op::Alloc { ndim } => self.alloc(&node, *ndim)?,
+                Op::Elemwise(_) | Op::Composite(_) => self.elementwise(&node, op, &uses)?,
+                Op::Scan(inner) => self
+                    .summed_nested(&node, inner, outputs)
+                    .or_else(|| self.nested(&node, inner))?,
+                // A branch or subroutine C cannot lower is called back.
+                Op::IfElse(b) => self.branch(&node, b).or_else(|| self.host(&node))?,
+                Op::OpFromGraph(o) => {
+                    self.inline(&node, &o.body).or_else(|| self.host(&node))?;
+                }
+                _ if super::staged_host::hosted(op) || called_back(op) => self.host(&node)?,
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+}
+
 impl StagedLoop {
     /// The staged loop of `s`, or `None` when some step node is none of: elementwise (as C
     /// computes it, broadcasting dimensions of static extent 1), a reduction (`Reduce`,
@@ -415,9 +503,9 @@ impl StagedLoop {
     /// operands of rank 1 or 2 of one float dtype, a `Join` or a `Split` (by extents known
     /// before the loop) along any axis, a `CheckAndRaise` of one-element conditions, a param
     /// (shape arithmetic, see [`ValueKind::Param`]), a node the loop calls back
-    /// (`super::staged_host`, [`called_back`], a batched `MatMul`) or a nested loop whose step is all of these; or a state's
-    /// next value has another dtype
-    /// than the state.
+    /// (`super::staged_host`, [`called_back`], a batched `MatMul`), a branch or subroutine
+    /// whose bodies are all of these (`super::staged_branch`) or a nested loop whose step is;
+    /// or a state's next value has another dtype than the state.
     ///
     /// `zeros` says per other value of the loop whether it is known to be all zeros (see
     /// [`super::staged_index::known_zero`]).
@@ -445,64 +533,11 @@ impl StagedLoop {
                 .sum(),
             scalars: Default::default(),
             zeros: zeros.to_vec(),
+            inputs: (0..inputs.len()).collect(),
+            block: 0,
+            depth: 0,
         };
-        let uses = use_counts(s);
-        for node in toposort(s.body.outputs()) {
-            let op = node.op()?;
-            // Lowered with a node before it (a sum of a nested loop's trajectory).
-            if l.of.contains_key(&Var::output_of(&node, 0)) {
-                continue;
-            }
-            if l.param(&node, op).is_some() {
-                continue;
-            }
-            let first = || node.inputs().first();
-            match op {
-                // A view of a constant is read as its literal by the ops reading it.
-                Op::DimShuffle { .. } if constant(&Var::output_of(&node, 0)).is_some() => {}
-                Op::DimShuffle { order } => {
-                    let of = l.value(first()?)?;
-                    let order = order.to_vec();
-                    l.define(Var::output_of(&node, 0), ValueKind::View { of, order });
-                }
-                // The executor checks the extents, as for every value.
-                Op::SpecifyShape(_) => {
-                    let of = l.value(first()?)?;
-                    let order = (0..l.values[of].ty.ndim()).map(Some).collect();
-                    l.define(Var::output_of(&node, 0), ValueKind::View { of, order });
-                }
-                // A view read out of order is gathered into C order first.
-                Op::Reshape { .. } => {
-                    let of = l.value(first()?)?;
-                    let of = l.in_c_order(of)?;
-                    let shape = l.value(node.inputs().get(1)?)?;
-                    if !l.is_param(shape) {
-                        return None;
-                    }
-                    l.define(Var::output_of(&node, 0), ValueKind::Reshape { of, shape });
-                }
-                Op::Subtensor(spec) => l.index(&node, spec)?,
-                Op::IncSubtensor { index, set } => l.inc(&node, index, *set)?,
-                Op::Take { axis } => l.take(&node, *axis)?,
-                Op::IncTake { axis, set } => l.inc_take(&node, *axis, *set)?,
-                // A batched product (rank 3 or more) is a host call.
-                Op::MatMul => l.matmul(&node).or_else(|| l.host(&node))?,
-                Op::FusedMatMul { body } => l.fused_matmul(&node, body, &uses)?,
-                Op::Join { axis } => l.join(&node, *axis)?,
-                Op::Split { axis, .. } => l.split(&node, *axis)?,
-                Op::CheckAndRaise(_) => l.check(&node)?,
-                Op::Reduce { op, axes } | Op::FusedReduce { op, axes, .. } => {
-                    l.reduction(&node, *op, axes)?;
-                }
-                Op::Alloc { ndim } => l.alloc(&node, *ndim)?,
-                Op::Elemwise(_) | Op::Composite(_) => l.elementwise(&node, op, &uses)?,
-                Op::Scan(inner) => l
-                    .summed_nested(&node, inner, s)
-                    .or_else(|| l.nested(&node, inner))?,
-                _ if super::staged_host::hosted(op) || called_back(op) => l.host(&node)?,
-                _ => return None,
-            }
-        }
+        l.lower_graph(s.body.outputs())?;
         let n_outputs = s.n_outputs();
         let body_outputs = s.body.outputs();
         let outputs = body_outputs[..n_outputs]
@@ -556,7 +591,7 @@ impl StagedLoop {
                     *at += base;
                 }
                 Stage::Nest(n) => n.at += base,
-                Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } => {}
+                Stage::Elem { .. } | Stage::Host { .. } | Stage::Check { .. } | Stage::Mark(_) => {}
             }
         }
         for value in &mut l.values {
@@ -584,8 +619,9 @@ impl StagedLoop {
 /// Whether the loop calls back the interpreter's kernel of a step node of `op`, which C does
 /// not compute, as it does for linear algebra and draws (`super::staged_host`): an
 /// arg-reduction (a Viterbi step's `argmax`), a cumulative sum or product, a sort and the
-/// other extra ops, a vector made of the step's scalars, or an `IfElse` or `OpFromGraph` (its
-/// bodies compiled by the interpreter once per run). The output extents come from the op's
+/// other extra ops, a vector made of the step's scalars, or an `IfElse` or `OpFromGraph` whose
+/// bodies do not lower into the step (`super::staged_branch`; the bodies are then compiled by
+/// the interpreter once per run). The output extents come from the op's
 /// type rule on the operands' extents (for an inner-graph op, its bodies' types on them);
 /// where they depend on values (`unique`, branches of different extents), the loop is not
 /// laid out and runs in the interpreter's loop.
@@ -613,15 +649,16 @@ fn broadcasts(arg: &TensorType, out: &TensorType) -> bool {
                 .any(|(a, o)| *a == Some(1) && *o != Some(1)))
 }
 
-/// How many times each step node's output is read (by nodes or as a body output).
-fn use_counts(s: &Scan) -> FxHashMap<Var, usize> {
+/// How many times each node output of the graph computing `outputs` is read (by nodes or as
+/// an output).
+fn use_counts(outputs: &[Var]) -> FxHashMap<Var, usize> {
     let mut n: FxHashMap<Var, usize> = FxHashMap::default();
-    for node in toposort(s.body.outputs()) {
+    for node in toposort(outputs) {
         for v in node.inputs() {
             *n.entry(v.clone()).or_default() += 1;
         }
     }
-    for o in s.body.outputs() {
+    for o in outputs {
         *n.entry(o.clone()).or_default() += 1;
     }
     n

@@ -16,39 +16,67 @@ use oxtensor_graph::{FrozenGraph, Node, Op, ReduceOp, ScalarOp, Scan, TensorType
 use std::sync::Arc;
 
 impl Lowering {
-    /// Lowers the `Scan` node `node` (of loop `inner`, in the step of `outer`) when the outer
-    /// step reads one of its outputs only through a sum of all its elements (see the module
-    /// documentation); `None` (having lowered nothing) otherwise.
+    /// Lowers the `Scan` node `node` (of loop `inner`, in the graph computing `outputs`: the
+    /// step, or an inlined body) when that graph reads one of its outputs only through a sum
+    /// of all its elements (see the module documentation); `None` (having lowered nothing)
+    /// otherwise.
     pub(super) fn summed_nested(
         &mut self,
         node: &Arc<Node>,
         inner: &Scan,
-        outer: &Scan,
+        outputs: &[Var],
     ) -> Option<()> {
-        let (k, sum) = summed_output(node, inner, outer)?;
-        let (with_sum, s) = with_running_sum(node, inner, k, &sum)?;
+        let (k, sum) = summed_output(node, inner, outputs)?;
+        let (with_sum, s) = with_running_sum(node, inner, k, &sum.dtype())?;
         let n_states = inner.state_taps.len();
         let new_node = with_sum.node();
         self.nested(new_node, &s)?;
         // The node's other outputs are the new node's (the running sum's state comes after
-        // the others); the sum is the running sum's last row.
+        // the others); output `k` stands for the running sum's last row, a value of rank 0
+        // that only [`Lowering::summed`] reads (the sum is its only reader).
         for j in (0..inner.n_outputs()).filter(|&j| j != k) {
             let at = if j < n_states { j } else { j + 1 };
             let x = *self.of.get(&Var::output_of(new_node, at))?;
             self.of.insert(Var::output_of(node, j), x);
         }
         let acc = *self.of.get(&Var::output_of(new_node, n_states))?;
-        let order = Vec::new();
-        self.define(sum, ValueKind::View { of: acc, order });
+        let last = self.push(
+            sum.ty().clone(),
+            ValueKind::View {
+                of: acc,
+                order: Vec::new(),
+            },
+        );
+        self.of.insert(Var::output_of(node, k), last);
+        Some(())
+    }
+
+    /// Lowers `node` when it is the sum of a nested loop's output that
+    /// [`Lowering::summed_nested`] made a running sum of: the sum is the running sum's last
+    /// row (an output of rank 1 or more standing for a value of rank 0 is one only it makes).
+    pub(super) fn summed(&mut self, node: &Arc<Node>) -> Option<()> {
+        let Some(Op::Reduce {
+            op: ReduceOp::Sum, ..
+        }) = node.op()
+        else {
+            return None;
+        };
+        let v = node.inputs().first()?;
+        let x = *self.of.get(v)?;
+        let value = &self.values[x];
+        let last_row = matches!(&value.kind, ValueKind::View { order, .. } if order.is_empty());
+        if !last_row || value.ty.ndim() != 0 || v.ndim() == 0 {
+            return None;
+        }
+        self.of.insert(Var::output_of(node, 0), x);
         Some(())
     }
 }
 
-/// The output of `node` (in the step of `outer`) the step reads only through a `Sum` over
-/// all its axes (its one reader, not an output of the step), of `float64` or `int64`
+/// The output of `node` (in the graph computing `returned`) that graph reads only through a
+/// `Sum` over all its axes (its one reader, not one of `returned`), of `float64` or `int64`
 /// elements, and that sum.
-fn summed_output(node: &Arc<Node>, inner: &Scan, outer: &Scan) -> Option<(usize, Var)> {
-    let returned = outer.body.outputs();
+fn summed_output(node: &Arc<Node>, inner: &Scan, returned: &[Var]) -> Option<(usize, Var)> {
     let nodes = toposort(returned);
     (0..inner.n_outputs()).find_map(|k| {
         let v = Var::output_of(node, k);
@@ -75,9 +103,9 @@ fn summed_output(node: &Arc<Node>, inner: &Scan, outer: &Scan) -> Option<(usize,
 }
 
 /// The loop `s` of `node` with a running sum of output `k`'s rows as one more state (after
-/// the others, initially 0, of `sum`'s dtype), output `k` and the running sum keeping their
+/// the others, initially 0, of `dtype`), output `k` and the running sum keeping their
 /// last values only: an output of the new node, and its loop.
-fn with_running_sum(node: &Arc<Node>, s: &Scan, k: usize, sum: &Var) -> Option<(Var, Scan)> {
+fn with_running_sum(node: &Arc<Node>, s: &Scan, k: usize, dtype: &DType) -> Option<(Var, Scan)> {
     let fresh: Vec<Var> = s
         .body
         .input_types()
@@ -85,7 +113,7 @@ fn with_running_sum(node: &Arc<Node>, s: &Scan, k: usize, sum: &Var) -> Option<(
         .map(|t| Var::input(None, t.clone()))
         .collect();
     let outs = s.body.instantiate(&fresh).ok()?;
-    let dtype = sum.dtype();
+    let dtype = *dtype;
     let acc = Var::input(None, TensorType::new(dtype, &[]));
     let row = outs.get(k)?;
     let row_sum = match row.ndim() {
