@@ -564,7 +564,8 @@ fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
 
 /// A triangular double loop: per entry `i` of the outer sequence, an inner loop of `i + 1`
 /// steps `h ← a·h + c` from `h_0` (a state of `rank` 0 or 1), whose whole trajectory the
-/// outer step sums (`Σ_j h_j`, all elements), plus `0.5·x_i`. Outputs: the sums.
+/// outer step sums and averages (`Σ_j h_j + mean_j h_j`, over all elements), plus `0.5·i`.
+/// Outputs: those.
 fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
     let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
     let (io, ho, ao, co) = (
@@ -594,7 +595,7 @@ fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
     )
     .remove(0);
     let half = oxtensor::ops::cast(&io, DType::F64).expect("cast");
-    let summed = &traj.sum(None) + &(&half * 0.5);
+    let summed = &(&traj.sum(None) + &traj.mean(None)) + &(&half * 0.5);
     loop_of(
         std::slice::from_ref(&io),
         &[ho, ao, co],
@@ -610,7 +611,7 @@ fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
 }
 
 #[test]
-fn a_triangular_double_loop_summing_the_inner_trajectory_runs_in_c() {
+fn a_triangular_double_loop_summing_and_averaging_the_inner_trajectory_runs_in_c() {
     let mut rng = Rng::new(24);
     for rank in [0, 1] {
         let extents = vec![3; rank];
@@ -654,14 +655,15 @@ fn a_triangular_double_loop_summing_the_inner_trajectory_runs_in_c() {
             .iter()
             .map(|&i| {
                 let mut h = h0.clone();
-                let mut total = 0.5 * i as f64;
+                let mut total = 0.0;
                 for _ in 0..=i {
                     for (e, ce) in h.iter_mut().zip(&c) {
                         *e = 0.9 * *e + ce;
                     }
                     total += h.iter().sum::<f64>();
                 }
-                total
+                let count = (i + 1) as f64 * h.len() as f64;
+                total + total / count + 0.5 * i as f64
             })
             .collect();
         let hand = Tensor::from_slice(&hand, &[6]).expect("hand");
