@@ -6,8 +6,10 @@
 //! outer non-sequence and the outer state; an elementwise inner loop), its gradients (a
 //! backward loop holding a nested backward loop), an inner loop whose step count the outer
 //! step computes, an inner while-loop, and an RNN over each document carried from document
-//! to document (a staged inner loop), with its gradients. A shape error inside the inner loop is reported by the interpreter, naming the
-//! step.
+//! to document (a staged inner loop), with its gradients; an inner loop whose step slices a
+//! window at its own tap (bounds unknown before the outer loop), with its gradient; and a
+//! triangular double loop whose inner trajectory the outer step sums and averages. A shape
+//! error inside the inner loop is reported by the interpreter, naming the step.
 
 use crate::common;
 

@@ -3,7 +3,8 @@
 //! scalars) and the backward step, which splits the join's cotangent into the pieces'
 //! (`Split`); a reshape of a transposed view; `einsum`'s check that extents agree, and an
 //! assertion on a value of the step that fails at some step (reported by the interpreter).
-//! A branch (`ifelse`) and a subroutine (`OpFromGraph`) in a step, called back. Checked to
+//! A branch (`ifelse`) and a subroutine (`OpFromGraph`) in a step, called back. Loops whose
+//! values have no elements (staged and elementwise), and an empty `max`. Checked to
 //! run every loop in C and against the interpreter, on random ranks, axes and extents,
 //! forwards and with gradients.
 use crate::common;
