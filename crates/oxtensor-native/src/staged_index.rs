@@ -244,7 +244,8 @@ pub(crate) fn inc_dims(
 /// An index array of any rank in C order seen as the vector of its elements (`x[idx]` with a
 /// matrix `idx` gathers the rows of `idx`'s elements, in C order), and an update of the
 /// gathered extents (`idx`'s in place of `axis`) in C order seen with those flattened; `None`
-/// when the indices are not in C order.
+/// when the indices are not in C order or the update is none of those, one element or one
+/// row.
 fn flattened(
     x: &Layout,
     idx: &Layout,
@@ -260,10 +261,17 @@ fn flattened(
     let m: usize = idx.shape.iter().product();
     let (before, rest) = (x.shape.get(..axis)?, x.shape.get(axis + 1..)?);
     let gathered: Vec<usize> = [before, &idx.shape, rest].concat();
-    let y = y
-        .filter(|y| y.shape == gathered && y.strides == c_strides(&y.shape))
-        .map(|_| Layout::contiguous(&[before, &[m], rest].concat()));
-    Some((Layout::contiguous(&[m]), y))
+    // Any other update than one element, one row for all, or the gathered extents in C
+    // order goes to the interpreter's loop (it broadcasts some other way, or not at all).
+    let flat = match y {
+        None => None,
+        Some(y) if y.shape == gathered && y.strides == c_strides(&y.shape) => {
+            Some(Layout::contiguous(&[before, &[m], rest].concat()))
+        }
+        Some(y) if y.shape.iter().product::<usize>() == 1 || y.shape == rest => None,
+        Some(_) => return None,
+    };
+    Some((Layout::contiguous(&[m]), flat))
 }
 
 /// The numbers of `d` of a row gather or scatter of `x` along `axis` by the index vector laid
