@@ -5,7 +5,8 @@
 //! sequence read at tap `k`, the slice of the sequence step `t` reads; for a state read at tap
 //! `k`, its value at step `t + k` (from the initial buffer followed by the trajectory). The
 //! backward loop reads those stacks, the cotangents of the outputs and the other values; it
-//! recomputes the step and pulls it back. Its states are, per state of the loop read at taps
+//! recomputes the step and pulls it back, reading the states' next values (which pullbacks
+//! read: `tanh`'s `1 - y²`) from the trajectories instead of recomputing them. Its states are, per state of the loop read at taps
 //! down to `-L`, `L` *carries*: the cotangents still to be added to the `L` values before the
 //! current step (carry `m` is for the value `L - m` steps back), and, per float value every
 //! step reads, the sum of its cotangents so far. Going from step `t` to `t - 1`, the carries
@@ -18,6 +19,7 @@ use crate::rules::Term;
 use crate::util::{grad_dtype, zeros_like};
 use oxtensor_graph::build::{self, Idx};
 use oxtensor_graph::{Scan, ScanSpec, TensorType, Var};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 fn step_input(ty: &TensorType, dtype: oxtensor_data::DType) -> Var {
     Var::input(None, TensorType::new(dtype, &ty.shape[1..]))
@@ -212,6 +214,17 @@ pub(crate) fn pullback(
     }
     let mapped: Vec<Var> = grads[..n_seq_taps(s)].to_vec();
     let body_outputs: Vec<Var> = new_states.iter().chain(&mapped).cloned().collect();
+    // What the step produced is read back from the trajectories rather than recomputed.
+    let at_steps = |o: &Var| match s.truncate_gradient {
+        Some(_) => rows_from(o, &skipped, Some(&back_steps)),
+        None => Ok(o.clone()),
+    };
+    let mut body_outputs = body_outputs;
+    let read_back = read_back_states(&forward_out[..n_state], &mut body_outputs)?;
+    for (k, input) in read_back {
+        stacks.push(at_steps(&outputs[k])?);
+        step_values.push(input);
+    }
     let tap_inputs: Vec<Var> = step_values
         .iter()
         .chain(carries.iter().flatten())
@@ -278,6 +291,35 @@ pub(crate) fn pullback(
         .zip(wanted)
         .map(|(t, &w)| if w { t } else { Term::Disconnected })
         .collect())
+}
+
+/// Replaces, in `body` (the backward step's outputs), each state's next value the forward
+/// step computes (`next[k]`) that `body` reads by a new step input (a row of state `k`'s
+/// trajectory); gives the states `k` replaced with their inputs. The backward loop reads each from the state's
+/// trajectory, which it reads anyway (the taps' stacks): pullbacks read their op's result
+/// (`tanh`'s `1 - y²`, `exp`'s `y`), so without this the backward step recomputes the forward
+/// step, products included, every step.
+fn read_back_states(next: &[Var], body: &mut Vec<Var>) -> Result<Vec<(usize, Var)>, GradError> {
+    let nodes = oxtensor_graph::toposort(body);
+    let read: FxHashSet<&Var> = nodes
+        .iter()
+        .flat_map(|n| n.inputs())
+        .chain(body.iter())
+        .collect();
+    let mut replace = FxHashMap::default();
+    let mut states = Vec::new();
+    for (k, v) in next.iter().enumerate() {
+        if v.owner().is_some() && read.contains(v) && !replace.contains_key(v) {
+            // The step's static extents (the trajectory's row may know fewer).
+            let input = Var::input(None, v.ty().clone());
+            replace.insert(v.clone(), input.clone());
+            states.push((k, input));
+        }
+    }
+    if !states.is_empty() {
+        *body = oxtensor_graph::clone_replace(body, &replace)?;
+    }
+    Ok(states)
 }
 
 /// The cotangent of a state's last `l` initial values, from the `carries` (stacked) of the

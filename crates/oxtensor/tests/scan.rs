@@ -270,6 +270,134 @@ fn gradients_through_time_pass_verify_grad() {
     }
 }
 
+/// `h ← tanh(W h + x_t)` over `x` from `h0`, truncating the gradient to `truncate` steps.
+fn tanh_rnn(
+    w: &Var,
+    x: &Var,
+    h0: &Var,
+    truncate: Option<usize>,
+) -> Result<Var, oxtensor::GraphError> {
+    let row = TensorType::new(DType::F64, &[None]);
+    let (xt, hp) = (Var::input(None, row.clone()), Var::input(None, row));
+    let wi = Var::input(None, w.ty().clone());
+    let next = (&ops::matmul(&wi, &hp)? + &xt).tanh();
+    let outs = scan(ScanSpec {
+        tap_inputs: &[xt, hp],
+        sequence_taps: vec![vec![0]],
+        state_taps: vec![vec![-1]],
+        other_inputs: &[wi],
+        outputs: &[next],
+        n_mapped: 0,
+        until: false,
+        n_steps: Var::int_constant(-1),
+        sequences: std::slice::from_ref(x),
+        initial: &[ops::expand_dims(h0, 0)?],
+        others: std::slice::from_ref(w),
+        go_backwards: false,
+        truncate_gradient: truncate,
+        name: Some("rnn"),
+    })?;
+    Ok(outs[0].clone())
+}
+
+#[test]
+fn the_backward_step_reads_the_states_it_would_recompute() {
+    use oxtensor::gradient::GradOptions;
+    use oxtensor::oxtensor_graph::{Op, toposort};
+    // The pullback of `tanh` reads its result, the next state: the backward loop reads it
+    // from the trajectory, so its step holds the pullback's two products (Wᵀ·g, g·hᵀ) and
+    // neither the forward product nor `tanh`.
+    let (w, x, h0) = (
+        oxtensor::matrix("W", DType::F64),
+        oxtensor::matrix("X", DType::F64),
+        vector("h0", DType::F64),
+    );
+    let h = tanh_rnn(&w, &x, &h0, None).expect("rnn");
+    let g = oxtensor::grad(
+        &h.sum(None),
+        std::slice::from_ref(&w),
+        &GradOptions::default(),
+    )
+    .expect("grad");
+    let g = g[0].var().expect("connected").clone();
+    let backward = toposort(std::slice::from_ref(&g))
+        .iter()
+        .find_map(|n| match n.op() {
+            Some(Op::Scan(s)) if s.name.as_deref() == Some("rnn_grad") => Some(s.clone()),
+            _ => None,
+        })
+        .expect("a backward loop");
+    let body = toposort(backward.body.outputs());
+    let count = |f: &dyn Fn(&Op) -> bool| body.iter().filter(|n| n.op().is_some_and(f)).count();
+    assert_eq!(
+        count(&|op| matches!(op, Op::MatMul)),
+        2,
+        "products in the backward step"
+    );
+    let tanh = |op: &Op| matches!(op, Op::Elemwise(oxtensor::oxtensor_graph::ScalarOp::Tanh));
+    assert_eq!(count(&tanh), 0, "tanh recomputed in the backward step");
+    // The gradient is the derivative; truncated to the last 2 steps, it is backpropagation
+    // through those steps only (by hand).
+    let (wv, xv, hv) = (
+        [0.3, -0.6, 0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.3],
+        [
+            0.5, -0.2, 0.1, 0.3, 0.8, -0.7, -0.1, 0.4, 0.6, 0.2, -0.5, 0.9,
+        ],
+        [0.1, -0.2, 0.3],
+    );
+    let vals = [
+        Tensor::from_slice(&wv, &[3, 3]).expect("W"),
+        Tensor::from_slice(&xv, &[4, 3]).expect("X"),
+        f64s(&hv),
+    ];
+    let cost =
+        |v: &[Var], truncate| Ok((&tanh_rnn(&v[0], &v[1], &v[2], truncate)? * 1.5).sum(None));
+    verify_grad(|v| cost(v, None), &vals, &VerifyGradOptions::default()).expect("gradient");
+    let mut hs = vec![hv.to_vec()];
+    for t in 0..4 {
+        let prev = &hs[t];
+        let next: Vec<f64> = (0..3)
+            .map(|i| ((0..3).map(|j| wv[i * 3 + j] * prev[j]).sum::<f64>() + xv[t * 3 + i]).tanh())
+            .collect();
+        hs.push(next);
+    }
+    let (mut gw, mut gh) = (vec![0.0; 9], vec![0.0; 3]);
+    for t in (2..4).rev() {
+        let gz: Vec<f64> = (0..3)
+            .map(|i| (gh[i] + 1.5) * (1.0 - hs[t + 1][i].powi(2)))
+            .collect();
+        for i in 0..3 {
+            for j in 0..3 {
+                gw[i * 3 + j] += gz[i] * hs[t][j];
+            }
+        }
+        gh = (0..3)
+            .map(|j| (0..3).map(|i| wv[i * 3 + j] * gz[i]).sum())
+            .collect();
+    }
+    let inputs = [
+        oxtensor::matrix("W", DType::F64),
+        oxtensor::matrix("X", DType::F64),
+        vector("h0", DType::F64),
+    ];
+    let c = cost(&inputs, Some(2)).expect("cost");
+    let g = oxtensor::grad(&c, &inputs[..1], &GradOptions::default()).expect("grad");
+    for mode in modes() {
+        let f = function(&inputs, &[g[0].var().expect("connected").clone()])
+            .mode(mode)
+            .build()
+            .expect("f");
+        let got = f.call(&vals).expect("run");
+        assert_close_slices(
+            "truncated gradient",
+            &got[0].to_vec_as::<f64>(),
+            &gw,
+            Tol::MATH_LIBRARIES.or_scaled(1e-13),
+            false,
+        );
+    }
+}
+
 #[test]
 fn jacobians_and_hessians_of_run_time_sizes_loop() {
     use oxtensor::gradient::{GradOptions, hessian, jacobian};
