@@ -567,8 +567,8 @@ fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
 /// A triangular double loop: per entry `i` of the outer sequence, an inner loop of `i + 1`
 /// steps `h ← a·h + c` from `h_0` (a state of `rank` 0 or 1), whose whole trajectory the
 /// outer step sums and averages (`Σ_j h_j + mean_j h_j`, over all elements), plus `0.5·i`.
-/// Outputs: those.
-fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
+/// Outputs: those, and the sums themselves (a step output).
+fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Vec<Var> {
     let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
     let (io, ho, ao, co) = (
         int(&[]),
@@ -601,15 +601,14 @@ fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Var {
     loop_of(
         std::slice::from_ref(&io),
         &[ho, ao, co],
-        &[summed],
-        1,
+        &[summed, traj.sum(None)],
+        2,
         false,
         Var::int_constant(-1),
         std::slice::from_ref(ii),
         &[],
         &[h0.clone(), a.clone(), c.clone()],
     )
-    .remove(0)
 }
 
 #[test]
@@ -632,28 +631,21 @@ fn a_triangular_double_loop_summing_and_averaging_the_inner_trajectory_runs_in_c
             ty(rank),
         ];
         let out = triangle(&inputs[0], &inputs[1], &inputs[2], &inputs[3], rank);
-        let build = |mode: Mode| {
-            function(&inputs, std::slice::from_ref(&out))
-                .mode(mode)
-                .build()
-                .expect("f")
-        };
+        let build = |mode: Mode| function(&inputs, &out).mode(mode).build().expect("f");
         let what = format!("triangle of rank {rank}");
         let fast = build(Mode::FAST_RUN);
         let interp = build(Mode::new("interp", "fast_run").expect("mode"));
         assert_staged_like(&what, fast.graph(), &interp, &vals, AR_TOL);
-        let g = FunctionGraph::new(inputs.to_vec(), vec![out.clone()]).expect("graph");
-        let (native, reference) = both(&inputs, std::slice::from_ref(&out), &vals);
-        assert_close(
-            &format!("{what}, unoptimized"),
-            &native[0],
-            &reference[0],
-            AR_TOL,
-        );
+        let g = FunctionGraph::new(inputs.to_vec(), out.clone()).expect("graph");
+        let (native, reference) = both(&inputs, &out, &vals);
+        for k in 0..2 {
+            let what = format!("{what}, unoptimized, output {k}");
+            assert_close(&what, &native[k], &reference[k], AR_TOL);
+        }
         assert_all_staged(&format!("{what}, unoptimized"), &g, &vals);
         // By hand.
         let (h0, c) = (vals[1].to_vec_as::<f64>(), vals[3].to_vec_as::<f64>());
-        let hand: Vec<f64> = ii
+        let (hand, sums): (Vec<f64>, Vec<f64>) = ii
             .iter()
             .map(|&i| {
                 let mut h = h0.clone();
@@ -665,12 +657,19 @@ fn a_triangular_double_loop_summing_and_averaging_the_inner_trajectory_runs_in_c
                     total += h.iter().sum::<f64>();
                 }
                 let count = (i + 1) as f64 * h.len() as f64;
-                total + total / count + 0.5 * i as f64
+                (total + total / count + 0.5 * i as f64, total)
             })
-            .collect();
-        let hand = Tensor::from_slice(&hand, &[6]).expect("hand");
+            .unzip();
         let got = fast.call(&vals).expect("call");
-        assert_close(&format!("{what} by hand"), &got[0], &hand, AR_TOL);
+        for (k, hand) in [hand, sums].iter().enumerate() {
+            let hand = Tensor::from_slice(hand, &[6]).expect("hand");
+            assert_close(
+                &format!("{what} by hand, output {k}"),
+                &got[k],
+                &hand,
+                AR_TOL,
+            );
+        }
         // An inner loop of no steps (an empty sum) ends the C loop; the interpreter's loop
         // computes it.
         let mut empty = vals.clone();

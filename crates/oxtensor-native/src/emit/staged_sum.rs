@@ -102,9 +102,9 @@ impl Lowering {
 /// What [`summed_output`] finds: the output, its sum, and its extents read (axis, `Shape_i`).
 type Summed = (usize, Var, Vec<(usize, Var)>);
 
-/// The output of `node` (in the graph computing `returned`) that graph reads only through
-/// one `Sum` over all its axes and any number of `Shape_i` (none of them one of
-/// `returned`: a mean), of `float64` or `int64` elements.
+/// The output of `node` (not one of `returned`, the outputs of the graph it is in) that graph
+/// reads only through one `Sum` over all its axes and any number of `Shape_i` (a mean), of
+/// `float64` or `int64` elements.
 fn summed_output(node: &Arc<Node>, inner: &Scan, returned: &[Var]) -> Option<Summed> {
     let nodes = toposort(returned);
     (0..inner.n_outputs()).find_map(|k| {
@@ -115,7 +115,7 @@ fn summed_output(node: &Arc<Node>, inner: &Scan, returned: &[Var]) -> Option<Sum
         let (mut sums, mut extents) = (Vec::new(), Vec::new());
         for reader in nodes.iter().filter(|n| n.inputs().contains(&v)) {
             let out = Var::output_of(reader, 0);
-            if reader.inputs().len() != 1 || returned.contains(&out) {
+            if reader.inputs().len() != 1 {
                 return None;
             }
             match reader.op()? {
