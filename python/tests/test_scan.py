@@ -275,3 +275,29 @@ def test_nested_scan_equals_a_double_loop_and_pytensor():
     theirs = build(pytensor, ptt, pytensor_until)(x, a, h0, k)
     for got, want in zip(ours, theirs):
         np.testing.assert_allclose(got, want, rtol=1e-11)
+
+
+def test_a_step_with_ifelse_equals_pytensor_with_its_gradient():
+    # A step that branches on its state (both branches taken over the loop), nested branches,
+    # and a branch reading a product: values and gradients against PyTensor's lazy ifelse.
+    rng = np.random.default_rng(11)
+    values = [rng.standard_normal((40, 5)), rng.standard_normal(5), rng.standard_normal((5, 5)) / 3]
+
+    def build(lib, mod, ifelse):
+        Y, h0, W = mod.matrix("Y"), mod.vector("h0"), mod.matrix("W")
+
+        def step(y, h, W):
+            inner = ifelse(mod.sum(y) > 0, mod.tanh(mod.dot(W, h)) + y, h * 0.5)
+            return ifelse(mod.sum(h) > 0, inner, h - y)
+
+        out = lib.scan(step, sequences=[Y], outputs_info=[h0], non_sequences=[W], return_updates=False)
+        cost = mod.sum(out**2)
+        return lib.function([Y, h0, W], [out, *lib.grad(cost, [Y, h0, W])])
+
+    from oxtensor.ifelse import ifelse as ours_ifelse
+    from pytensor.ifelse import ifelse as their_ifelse
+
+    ours = build(oxtensor, pt, ours_ifelse)(*values)
+    theirs = build(pytensor, ptt, their_ifelse)(*values)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -2,7 +2,7 @@
 //! staged C loop: random branching steps agree with the interpreter, with their gradients,
 //! and call nothing back; the branch not taken is not computed (an index it would read out of
 //! range is no error); branches whose extents differ at run time still give the
-//! interpreter's values.
+//! interpreter's values; a branch holding a node C cannot lower is called back.
 
 use crate::common;
 use common::backend;
@@ -234,4 +234,43 @@ fn branches_of_different_extents_give_the_interpreters_values() {
         &expect,
         Tol::EXACT,
     );
+}
+
+#[test]
+fn a_branch_c_cannot_lower_is_called_back() {
+    // `s ← s + (k_t > 2 ? Σ arange(k_t) : 0)`: a range of a step's length has no stage, so the
+    // branch runs the interpreter's compiled bodies from the C loop.
+    let k = Var::input(None, TensorType::of_rank(DType::I64, 1));
+    let s0 = Var::input(None, TensorType::of_rank(DType::I64, 0));
+    let lp = Loop::new("ranged", &[&k], &[&s0], &[]);
+    let out = lp.build(|taps, _| {
+        let (k, s) = (&taps[0], &taps[1]);
+        let big = ops::gt(k, &Var::scalar_constant(2.0, k.dtype())).expect("gt");
+        let total = ops::arange(&Var::int_constant(0), k, &Var::int_constant(1), DType::I64)
+            .expect("arange")
+            .sum(None);
+        let picked = ifelse(&big, &[total], &[Var::scalar_constant(0.0, k.dtype())])
+            .expect("ifelse")
+            .remove(0);
+        Step {
+            next: vec![s + &picked],
+            mapped: Vec::new(),
+            until: None,
+        }
+    });
+    let g = FunctionGraph::new(vec![k, s0], out).expect("graph");
+    let source = backend().generate(&g);
+    assert!(
+        source.contains("host(hctx"),
+        "the branch is not called back"
+    );
+    let vals = vec![
+        Tensor::from_slice(&[1i64, 4, 2, 5], &[4]).expect("k"),
+        Tensor::from_slice(&[0i64], &[]).expect("s0"),
+    ];
+    let (got, want, fell_back) = both(&g, &vals);
+    assert_eq!(fell_back, 0, "the loop fell back");
+    let expect = Tensor::from_slice(&[0i64, 6, 6, 16], &[4]).expect("sums");
+    assert_close("called back", &got[0], &expect, Tol::EXACT);
+    assert_close("called back, interpreter", &want[0], &expect, Tol::EXACT);
 }

@@ -76,6 +76,11 @@ fn an_rnn_and_its_gradient_run_as_staged_c_loops() {
         .expect("fast");
     let source = backend().generate(fast.graph());
     assert_eq!(staged_loops(&source), 2, "{source}");
+    // The backward step adds `g hᵀ` into `dW` in place: a ring of one row.
+    assert!(
+        source.contains("% 1) *"),
+        "dW is copied every step: {source}"
+    );
     let native = fast.call(&vals).expect("native");
     assert_close(
         "in C",
@@ -423,5 +428,67 @@ fn assert_staged_pair_like_interpreter(inputs: &[Var], outputs: &[Var], vals: &[
         .expect("interp run");
     for (k, (n, i)) in native.iter().zip(&interp).enumerate() {
         assert_close(&format!("output {k}"), n, i, tol);
+    }
+}
+
+#[test]
+fn running_sums_of_products_update_in_place() {
+    // `s ← s + A x_t`, read only at its last value: each step adds the product into `s`'s
+    // one row in place, whatever the path the product takes (rows of `A` or its columns: `Aᵀ`
+    // is read in place), and the sum is the interpreter's.
+    let mut rng = Rng::new(17);
+    for (transposed, n) in [(false, 6), (true, 6), (false, 70), (true, 70)] {
+        let (a, x, s0) = (typed(&[None, None]), typed(&[None, None]), typed(&[None]));
+        let (xt, sp, ai) = (typed(&[None]), typed(&[None]), typed(&[None, None]));
+        let m = if transposed { ai.t() } else { ai.clone() };
+        let next = &sp + &m.matmul(&xt);
+        let out = scan(ScanSpec {
+            tap_inputs: &[xt, sp],
+            sequence_taps: vec![vec![0]],
+            state_taps: vec![vec![-1]],
+            other_inputs: std::slice::from_ref(&ai),
+            outputs: &[next],
+            n_mapped: 0,
+            until: false,
+            n_steps: Var::int_constant(-1),
+            sequences: std::slice::from_ref(&x),
+            initial: &[oxtensor::ops::expand_dims(&s0, 0).expect("init")],
+            others: std::slice::from_ref(&a),
+            go_backwards: false,
+            truncate_gradient: None,
+            name: Some("sums"),
+        })
+        .expect("scan")
+        .remove(0);
+        let last = out.at(&[oxtensor::Idx::int(-1)]);
+        let inputs = [a, x, s0];
+        let vals = vec![
+            values(&mut rng, &[n, n], 1.0),
+            values(&mut rng, &[9, n], 1.0),
+            values(&mut rng, &[n], 1.0),
+        ];
+        let what = format!("transposed {transposed}, n {n}");
+        let fast = function(&inputs, std::slice::from_ref(&last))
+            .mode(Mode::FAST_RUN)
+            .build()
+            .expect("fast");
+        let source = backend().generate(fast.graph());
+        assert!(
+            source.contains("% 1) *"),
+            "{what}: the sum is copied every step: {source}"
+        );
+        let native = run_in_c(fast.graph(), &vals);
+        let interp = function(&inputs, &[last])
+            .mode(Mode::new("interp", "fast_run").expect("mode"))
+            .build()
+            .expect("interp")
+            .call(&vals)
+            .expect("interp run");
+        assert_close(
+            &what,
+            &native[0],
+            &interp[0],
+            Tol::MATH_LIBRARIES.or_scaled(1e-13),
+        );
     }
 }

@@ -3,10 +3,9 @@
 //! scalars) and the backward step, which splits the join's cotangent into the pieces'
 //! (`Split`); a reshape of a transposed view; `einsum`'s check that extents agree, and an
 //! assertion on a value of the step that fails at some step (reported by the interpreter).
-//! A branch (`ifelse`) and a subroutine (`OpFromGraph`) in a step, called back. Loops whose
-//! values have no elements (staged and elementwise), and an empty `max`. Checked to
-//! run every loop in C and against the interpreter, on random ranks, axes and extents,
-//! forwards and with gradients.
+//! Loops whose values have no elements (staged and elementwise), and an empty `max`.
+//! Checked to run every loop in C and against the interpreter, on random ranks, axes and
+//! extents, forwards and with gradients.
 use crate::common;
 
 use common::data::Rng;
@@ -14,9 +13,8 @@ use common::models::{Loop, Model, Step, check, inputs_of};
 use common::staged::{assert_reported_by_the_interpreter, square_sum, values};
 use oxtensor::ops::{self, Idx};
 use oxtensor_data::Tensor;
-use oxtensor_graph::{FunctionGraph, Op, OpFromGraph, Var, ifelse};
+use oxtensor_graph::{FunctionGraph, Var};
 use oxtensor_testkit::Tol;
-use std::sync::Arc;
 
 /// `J = [x_t, S, 0.5·x_t]` joined along `axis`, split back into three pieces (of the
 /// pieces' extents, a param of the step), `S ← tanh(0.9·b + Σ a·c)`, with `J` and `a·c` as
@@ -295,53 +293,6 @@ fn steps_with_nodes_c_does_not_compute_call_them_back() {
         tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
     });
 }
-
-/// `x ← ifelse(Σx > 0, 0.5·x + y_t, x − y_t)` and, mapped, `f(x)` for the subroutine
-/// `f(u) = sin(u)·u + a` (an `OpFromGraph` over `u` and the other value `a`): a branch and a
-/// subroutine in a step, called back with their bodies compiled once. Inputs `y` (steps ×
-/// n), `x_0`, `a`.
-fn branch_and_subroutine(v: &[Var]) -> (Vec<Var>, Var) {
-    let lp = Loop::new("branch", &[&v[0]], &[&v[1]], &[&v[2]]);
-    let out = lp.build(|taps, o| {
-        let (y, x, a) = (&taps[0], &taps[1], &o[0]);
-        let up = ops::gt(&x.sum(None), &Var::scalar_constant(0.0, x.dtype())).expect("gt");
-        let next = ifelse(&up, &[x * 0.5 + y], &[x - y])
-            .expect("ifelse")
-            .remove(0);
-        let (u, b) = (
-            Var::input(None, x.ty().clone()),
-            Var::input(None, a.ty().clone()),
-        );
-        let sub = OpFromGraph::new(&[u.clone(), b.clone()], &[&(u.sin() * &u) + &b], Some("f"))
-            .expect("subroutine");
-        let mapped =
-            Var::apply1(Op::OpFromGraph(Arc::new(sub)), &[next.clone(), a.clone()]).expect("call");
-        Step {
-            next: vec![next],
-            mapped: vec![mapped],
-            until: None,
-        }
-    });
-    let cost = square_sum(&out);
-    (out, cost)
-}
-
-#[test]
-fn branches_and_subroutines_in_steps_run_in_c() {
-    let mut rng = Rng::new(31);
-    check(&Model {
-        name: "branch and subroutine",
-        values: vec![
-            values(&mut rng, &[9, 4], 1.0),
-            values(&mut rng, &[4], 0.5),
-            values(&mut rng, &[4], 0.3),
-        ],
-        build: &branch_and_subroutine,
-        wrt: &[0, 1, 2],
-        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
-    });
-}
-
 /// An RNN whose state may have no elements: `h ← tanh(W h + x_t) + 0.1·Σh`, with `Σh`,
 /// `Πh` and `max(h ⊗ c, axis 1)` mapped (a product, sums and a max over an axis that is not
 /// empty). Inputs `X` (steps × n), `W` (n × n), `h_0` (n), `c` (3).

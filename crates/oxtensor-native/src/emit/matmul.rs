@@ -9,7 +9,8 @@
 ///                const double *b, int64_t bs0, int64_t bs1, const double *acc, double *c);
 /// ```
 ///
-/// sets the contiguous `m × n` matrix `c` to `acc + a · b` (`acc`, contiguous, may be null),
+/// sets the contiguous `m × n` matrix `c` to `acc + a · b` (`acc`, contiguous, may be null, or
+/// `c` itself: a running sum updated in place, read only through `c` then),
 /// reading `a[i][p]` at `a[i * as0 + p * as1]` and `b[p][j]` at `b[p * bs0 + j * bs1]`. A
 /// matrix–vector product whose matrix has contiguous rows takes dot products, four rows at a
 /// time in `lanes` partial sums each; one whose matrix has contiguous columns sums scaled
@@ -28,6 +29,8 @@ typedef {t} ox_v_{t} __attribute__((vector_size(64)));
 static inline ox_v_{t} ox_ld_{t}(const {t} *p) {{ ox_v_{t} v; memcpy(&v, p, sizeof v); return v; }}
 static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, int64_t as1,
                    const {t} *b, int64_t bs0, int64_t bs1, const {t} *acc, {t} *restrict c) {{
+  const int keep = acc == c;
+  if (keep) acc = 0;
   if (n == 1 && as1 == 1 && bs0 == 1) {{
     int64_t i = 0;
     for (; i + 4 <= m; i += 4) {{
@@ -57,10 +60,10 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
         t2 += r2[p] * x;
         t3 += r3[p] * x;
       }}
-      c[i] = (acc ? acc[i] : 0) + t0;
-      c[i + 1] = (acc ? acc[i + 1] : 0) + t1;
-      c[i + 2] = (acc ? acc[i + 2] : 0) + t2;
-      c[i + 3] = (acc ? acc[i + 3] : 0) + t3;
+      c[i] = (acc ? acc[i] : keep ? c[i] : 0) + t0;
+      c[i + 1] = (acc ? acc[i + 1] : keep ? c[i + 1] : 0) + t1;
+      c[i + 2] = (acc ? acc[i + 2] : keep ? c[i + 2] : 0) + t2;
+      c[i + 3] = (acc ? acc[i + 3] : keep ? c[i + 3] : 0) + t3;
     }}
     for (; i < m; i++) {{
       const {t} *r = a + i * as0;
@@ -72,7 +75,7 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
       {t} sum = 0;
       for (int l = 0; l < {lanes}; l++) sum += s[l];
       for (; p < k; p++) sum += r[p] * b[p];
-      c[i] = (acc ? acc[i] : 0) + sum;
+      c[i] = (acc ? acc[i] : keep ? c[i] : 0) + sum;
     }}
     return;
   }}
@@ -86,7 +89,8 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
         _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) s[r] += ox_ld_{t}(col + r * {lanes}) * x;
       }}
       _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {{
-        const ox_v_{t} v = (acc ? ox_ld_{t}(acc + i0 + r * {lanes}) : (ox_v_{t}){{0}}) + s[r];
+        const ox_v_{t} v = (acc ? ox_ld_{t}(acc + i0 + r * {lanes})
+                            : keep ? ox_ld_{t}(c + i0 + r * {lanes}) : (ox_v_{t}){{0}}) + s[r];
         memcpy(c + i0 + r * {lanes}, &v, sizeof v);
       }}
     }}
@@ -95,7 +99,7 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
     c += i0;
     if (acc) acc += i0;
     m -= i0;
-    for (int64_t i = 0; i < m; i++) c[i] = acc ? acc[i] : 0;
+    if (!keep) for (int64_t i = 0; i < m; i++) c[i] = acc ? acc[i] : 0;
     int64_t p = 0;
     for (; p + 4 <= k; p += 4) {{
       const {t} x0 = b[p * bs0], x1 = b[(p + 1) * bs0], x2 = b[(p + 2) * bs0],
@@ -117,6 +121,8 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
       if (acc) {{
         const {t} *ri = acc + i * n;
         for (int64_t j = 0; j < n; j++) ci[j] = ri[j] + b[j] * x;
+      }} else if (keep) {{
+        for (int64_t j = 0; j < n; j++) ci[j] += b[j] * x;
       }} else {{
         for (int64_t j = 0; j < n; j++) ci[j] = b[j] * x;
       }}
@@ -128,7 +134,7 @@ static void {name}(int64_t m, int64_t n, int64_t k, const {t} *a, int64_t as0, i
     const {t} *ai = a + i * as0;
     if (acc) {{
       memcpy(ci, acc + i * n, (size_t)n * sizeof({t}));
-    }} else {{
+    }} else if (!keep) {{
       for (int64_t j = 0; j < n; j++) ci[j] = 0;
     }}
     int64_t p = 0;

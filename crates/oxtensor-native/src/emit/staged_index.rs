@@ -427,11 +427,12 @@ pub(super) fn reads(st: &Stage) -> Vec<usize> {
     }
 }
 
-/// Makes the increments that compute a state's next value from its last one update it in
-/// place, when the state keeps only its last value (a ring, as the running sums of a
-/// backward loop do) and nothing reads the last value after the increment: its ring then
-/// has one row, which the increment's result is, so the step no longer copies the whole
-/// state (the gradient of an indexing loop adds one row per step into a whole `dE`).
+/// Makes the increments (and the products adding into an accumulator) that compute a state's
+/// next value from its last one update it in place, when the state keeps only its last value
+/// (a ring, as the running sums of a backward loop do) and nothing reads the last value after
+/// the increment: its ring then has one row, which the increment's result is, so the step no
+/// longer copies the whole state (the gradient of an indexing loop adds one row per step into
+/// a whole `dE`; an RNN's backward step adds `g hᵀ` into `dW`).
 pub(super) fn update_in_place(p: &mut StagedLoop) {
     let mut tap = p.sequence_taps.iter().map(Vec::len).sum::<usize>();
     for (i, taps) in p.state_taps.iter().enumerate() {
@@ -448,6 +449,11 @@ pub(super) fn update_in_place(p: &mut StagedLoop) {
             | Stage::IncTake {
                 x: a, out: o, acc, ..
             } => acc.unwrap_or(*a) == x && *o == out,
+            Stage::MatMul {
+                acc: Some(a),
+                out: o,
+                ..
+            } => *a == x && *o == out,
             _ => false,
         });
         let Some(at) = stage else {
@@ -466,8 +472,9 @@ pub(super) fn update_in_place(p: &mut StagedLoop) {
                 aliases.push(v);
             }
         }
-        let y = match &p.stages[at] {
-            Stage::Inc { y, .. } | Stage::IncTake { y, .. } => *y,
+        let operands = match &p.stages[at] {
+            Stage::Inc { y, .. } | Stage::IncTake { y, .. } => vec![*y],
+            Stage::MatMul { a, b, .. } => vec![*a, *b],
             _ => continue,
         };
         let read_later = p.stages[at + 1..]
@@ -475,7 +482,7 @@ pub(super) fn update_in_place(p: &mut StagedLoop) {
             .flat_map(reads)
             .chain(p.outputs.iter().copied())
             .chain(p.until)
-            .chain([y])
+            .chain(operands)
             .any(|v| aliases.contains(&v));
         if !read_later {
             p.ring[i] = 1;
