@@ -156,7 +156,8 @@ pub(crate) fn run(f: LoopFn, s: &Scan, args: &[&Tensor]) -> Option<Vec<Tensor>> 
     }
     let element: Vec<usize> = element.map_or_else(Vec::new, <[usize]>::to_vec);
     let n: usize = element.iter().product();
-    if total == 0 || n == 0 {
+    // No elements (a state of extent 0): the kernel runs the steps and writes empty rows.
+    if total == 0 {
         return None;
     }
     // Each operand's dtype is its body input's (a sequence's and a state's, their first tap's).

@@ -2,7 +2,8 @@
 //! of the step from a `Scan` node's operands, checking that every stage reads and writes
 //! within its buffers, allocating the scratch and the trajectories once, and calling the C
 //! loop. Anything the kernel does not take (shapes that broadcast at run time or change from
-//! step to step, mismatched dtypes, no steps, empty values, an element that is an error) is
+//! step to step, mismatched dtypes, no steps, empty values read by stages other than
+//! elementwise ones, nests and products, an element that is an error) is
 //! left to the interpreter's loop, which computes the node or reports the error in its own
 //! words (naming the step and the inner variable).
 
@@ -385,10 +386,12 @@ pub(crate) fn prepare(
 ) -> Option<Prepared> {
     let (layouts, params, numbers) = layouts(p, shapes, others, first)?;
     // An empty constant (a draw's `size` when it has none) is read by no loop in C, only by
-    // the host call and the executor; any other empty value leaves the loop to the interpreter.
+    // the host call and the executor; other empty values only by stages whose loops run over
+    // extents (see `shapes::empty_values_ok`), else the loop goes to the interpreter's.
     if layouts.iter().zip(&p.values).any(|(l, v)| {
         l.numel() == 0 && !matches!(&v.kind, ValueKind::Param { args, .. } if args.is_empty())
-    }) {
+    }) && !shapes::empty_values_ok(p, &layouts, &params)
+    {
         return None;
     }
     // Each state's next value has the shape of its rows.
@@ -594,8 +597,11 @@ pub(crate) fn run(f: StagedFn, p: &StagedLoop, s: &Scan, args: &[&Tensor]) -> Op
     // and of its outputs, computed values of the extents the op's type rule gave (contiguous,
     // in scratch or an output row); `host` lives until the kernel returns. A join or split
     // copies blocks of values in C order whose extents were checked to agree but along its
-    // axis, where the pieces' add up to the whole's, and no value is empty, so its block
-    // count divides every element count; a check reads one element of each condition. The
+    // axis, where the pieces' add up to the whole's, and no value is empty (a loop with
+    // an empty value has only elementwise, nest, gather, product and check stages, whose
+    // loops run over the extents, 0 iterations for an empty one, and no positions), so its
+    // block count divides every element count; a check reads one element of each
+    // condition. The
     // dtypes were checked to be the body's, which the kernel was generated for.
     let status = unsafe {
         f(

@@ -7,7 +7,7 @@ use crate::recurrence::c_strides;
 use crate::staged::Layout;
 use oxtensor_data::Tensor;
 use oxtensor_graph::index::resolve_slice;
-use oxtensor_graph::{NodeKind, Scan, Var};
+use oxtensor_graph::{NodeKind, Op, ScalarOp, Scan, Var};
 use oxtensor_runtime::eval_node;
 use rustc_hash::FxHashMap;
 
@@ -123,6 +123,44 @@ impl<'a> FirstStep<'a> {
         self.value(x, params)?.item::<i64>()
     }
 
+    /// The length of the slice `start : start + w : st` of a dimension of extent `n` whose
+    /// bounds are not known at step 0 (they read taps of a nested loop, which are values of
+    /// the outer step), where `w` is known before the loop and `st > 0`: `⌈w / st⌉`, the
+    /// length wherever the window fits the extent. A step where it does not gives another
+    /// length, which the C loop flags (reading the first `⌈w / st⌉` positions instead, which
+    /// fit: checked here), handing the loop to the interpreter's.
+    fn window(
+        &mut self,
+        start: usize,
+        stop: usize,
+        st: i64,
+        n: usize,
+        params: &[Option<Tensor>],
+    ) -> Option<usize> {
+        let var = self.p.values.get(stop)?.origin.as_ref()?;
+        let Some((Op::Elemwise(ScalarOp::Add), [x, y])) = var.owner() else {
+            return None;
+        };
+        let value_of = |v: &Var| match v.node().kind() {
+            NodeKind::Placeholder(i) => Some(*i),
+            _ => self.of.get(v).copied(),
+        };
+        let w = match (value_of(x), value_of(y)) {
+            (Some(a), _) if a == start => y,
+            (_, Some(b)) if b == start => x,
+            _ => return None,
+        };
+        let w = match (w.node().kind(), value_of(w)) {
+            (NodeKind::Constant(c), _) => c.item::<i64>()?,
+            (_, Some(at)) => self.int(at, params)?,
+            _ => return None,
+        };
+        let st = u64::try_from(st).ok()?;
+        let len = usize::try_from(u64::try_from(w).unwrap_or(0).div_ceil(st)).ok()?;
+        let last = (len.saturating_sub(1) as u64).checked_mul(st)?;
+        (len == 0 || last < n as u64).then_some(len)
+    }
+
     /// The numbers of `d` of `entries` over a value laid out as `base` (per entry its
     /// dimension's extent and stride, a slice's step and its length at step 0), and the
     /// layout of the region they select (from the start of the region).
@@ -150,10 +188,12 @@ impl<'a> FirstStep<'a> {
                         Some(x) => self.int(*x, params).map(Some),
                         None => Some(None),
                     };
-                    let (start, stop) = (bound(start)?, bound(stop)?);
-                    let r = resolve_slice(n, start, stop, Some(st)).ok()?;
-                    numbers.extend([n as i64, s as i64, st, r.len as i64]);
-                    shape.push(r.len);
+                    let len = match (bound(start), bound(stop)) {
+                        (Some(a), Some(b)) => resolve_slice(n, a, b, Some(st)).ok()?.len,
+                        _ => self.window((*start)?, (*stop)?, st, n, params)?,
+                    };
+                    numbers.extend([n as i64, s as i64, st, len as i64]);
+                    shape.push(len);
                     strides.push(s.checked_mul(st as isize)?);
                 }
             }
@@ -201,6 +241,39 @@ pub(crate) fn inc_dims(
     Some(numbers)
 }
 
+/// An index array of any rank in C order seen as the vector of its elements (`x[idx]` with a
+/// matrix `idx` gathers the rows of `idx`'s elements, in C order), and an update of the
+/// gathered extents (`idx`'s in place of `axis`) in C order seen with those flattened; `None`
+/// when the indices are not in C order or the update is none of those, one element or one
+/// row.
+fn flattened(
+    x: &Layout,
+    idx: &Layout,
+    y: Option<&Layout>,
+    axis: usize,
+) -> Option<(Layout, Option<Layout>)> {
+    if idx.shape.len() == 1 {
+        return Some((idx.clone(), None));
+    }
+    if idx.strides != c_strides(&idx.shape) {
+        return None;
+    }
+    let m: usize = idx.shape.iter().product();
+    let (before, rest) = (x.shape.get(..axis)?, x.shape.get(axis + 1..)?);
+    let gathered: Vec<usize> = [before, &idx.shape, rest].concat();
+    // Any other update than one element, one row for all, or the gathered extents in C
+    // order goes to the interpreter's loop (it broadcasts some other way, or not at all).
+    let flat = match y {
+        None => None,
+        Some(y) if y.shape == gathered && y.strides == c_strides(&y.shape) => {
+            Some(Layout::contiguous(&[before, &[m], rest].concat()))
+        }
+        Some(y) if y.shape.iter().product::<usize>() == 1 || y.shape == rest => None,
+        Some(_) => return None,
+    };
+    Some((Layout::contiguous(&[m]), flat))
+}
+
 /// The numbers of `d` of a row gather or scatter of `x` along `axis` by the index vector laid
 /// out as `idx` (see `emit::TAKE`), with the update laid out as `y` for a scatter: its rows
 /// must be the index count's or one, each the rows of `x` in C order, or one element (along
@@ -213,6 +286,8 @@ pub(crate) fn take_dims(
     y: Option<&Layout>,
     axis: usize,
 ) -> Option<[i64; crate::emit::TAKE]> {
+    let (flat_idx, flat_y) = flattened(x, idx, y, axis)?;
+    let (idx, y) = (&flat_idx, flat_y.as_ref().or(y));
     let (n, s0) = (*x.shape.get(axis)?, *x.strides.get(axis)?);
     let (m, is) = (*idx.shape.first()?, *idx.strides.first()?);
     let rest = x.shape.get(axis + 1..)?;

@@ -166,3 +166,35 @@ pub(crate) fn nest_dims(
     }
     Some(numbers)
 }
+
+/// Whether the kernel of `p` computes what the interpreter's loop does when some of its values
+/// laid out as `known` have no elements: every stage is then an elementwise program, a loop
+/// nest, a gather, a matrix product or a check, whose loops run over extents (0 runs no
+/// iteration, and an empty reduction writes its identity, as the interpreter's kernel does);
+/// no value is a view at positions (which an empty dimension has none of) or a reshape; and
+/// no reduction without an identity (`Max`, `Min`) reduces an empty extent, which is an error
+/// the interpreter's loop reports.
+pub(crate) fn empty_values_ok(p: &StagedLoop, known: &[Layout], params: &[Option<Tensor>]) -> bool {
+    use crate::emit::{Stage, ValueKind};
+    let views = p.values.iter().all(|v| {
+        !matches!(
+            v.kind,
+            ValueKind::Indexed { .. } | ValueKind::Reshape { .. }
+        )
+    });
+    let some: Vec<Option<Layout>> = known.iter().cloned().map(Some).collect();
+    let stages = p.stages.iter().all(|st| match st {
+        Stage::Elem { .. } | Stage::Gather { .. } | Stage::MatMul { .. } | Stage::Check { .. } => {
+            true
+        }
+        Stage::Nest(n) => match &n.reduce {
+            Some((oxtensor_graph::ReduceOp::Max | oxtensor_graph::ReduceOp::Min, axes)) => {
+                iteration(p, n, &some, params)
+                    .is_some_and(|shape| axes.iter().all(|&a| shape.get(a).is_some_and(|&e| e > 0)))
+            }
+            _ => true,
+        },
+        _ => false,
+    });
+    views && stages
+}

@@ -6,8 +6,10 @@
 //! outer non-sequence and the outer state; an elementwise inner loop), its gradients (a
 //! backward loop holding a nested backward loop), an inner loop whose step count the outer
 //! step computes, an inner while-loop, and an RNN over each document carried from document
-//! to document (a staged inner loop), with its gradients. A shape error inside the inner loop is reported by the interpreter, naming the
-//! step.
+//! to document (a staged inner loop), with its gradients; an inner loop whose step slices a
+//! window at its own tap (bounds unknown before the outer loop), with its gradient; and a
+//! triangular double loop whose inner trajectory the outer step sums and averages. A shape
+//! error inside the inner loop is reported by the interpreter, naming the step.
 
 use crate::common;
 
@@ -21,6 +23,7 @@ use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
 use oxtensor::{Idx, Mode, ScanSpec, function, grad, scan};
 use oxtensor_data::{DType, Tensor};
 use oxtensor_graph::{FunctionGraph, TensorType, Var};
+use oxtensor_runtime::Executable;
 use oxtensor_testkit::{Tol, assert_close};
 
 /// The last entry of `v`'s first axis.
@@ -475,4 +478,213 @@ fn a_staged_inner_loop_runs_inside_the_outer_c_loop() {
         &vals,
         tol,
     );
+}
+
+/// Per row `x_t` of `x` (steps × m), an inner loop over the positions `idx + k_t` (`k` an
+/// outer integer sequence, so the positions are values of the outer step) whose step sums the
+/// window `x_t[i : i + 3]` of its position `i` (a tap of the inner loop): the slice's bounds
+/// are not known before the outer loop. Outputs: every row's window sums, and their total.
+fn window_sums(x: &Var, k: &Var, idx: &Var) -> Vec<Var> {
+    let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
+    let (xt, kt, io) = (typed(&[None]), int(&[]), int(&[None]));
+    let (i, row) = (int(&[]), typed(&[None]));
+    let stop = &i + &Var::int_constant(3);
+    let window = row.at(&[Idx::Slice(Some(i.clone()), Some(stop), None)]);
+    let sums = loop_of(
+        std::slice::from_ref(&i),
+        std::slice::from_ref(&row),
+        &[window.sum(None)],
+        1,
+        false,
+        Var::int_constant(-1),
+        &[&io + &kt],
+        &[],
+        std::slice::from_ref(&xt),
+    )
+    .remove(0);
+    let total = sums.sum(None);
+    loop_of(
+        &[xt, kt],
+        std::slice::from_ref(&io),
+        &[sums, total],
+        2,
+        false,
+        Var::int_constant(-1),
+        &[x.clone(), k.clone()],
+        &[],
+        std::slice::from_ref(idx),
+    )
+}
+
+#[test]
+fn inner_windows_whose_bounds_are_inner_taps_run_in_c() {
+    let mut rng = Rng::new(23);
+    let x = values(&mut rng, &[6, 9], 1.0);
+    let ks: Vec<i64> = (0..6).map(|t| t % 3).collect();
+    let idx = Tensor::from_slice(&[0i64, 2, 4], &[3]).expect("idx");
+    let vals = vec![x, Tensor::from_slice(&ks, &[6]).expect("k"), idx];
+    let k = Var::input(None, TensorType::new(DType::I64, &[None]));
+    let idx = Var::input(None, TensorType::new(DType::I64, &[None]));
+    let inputs = [typed(&[None, None]), k, idx];
+    let outs = window_sums(&inputs[0], &inputs[1], &inputs[2]);
+    let g = grad(&square_sum(&outs), &inputs[..1], &GradOptions::default()).expect("grad");
+    let mut all = outs.clone();
+    all.extend(g.iter().filter_map(|g| g.var().cloned()));
+    let build =
+        |outputs: &[Var], mode: Mode| function(&inputs, outputs).mode(mode).build().expect("f");
+    let interp_mode = || Mode::new("interp", "fast_run").expect("mode");
+    for (what, outputs) in [("windows", &outs), ("windows with the gradient", &all)] {
+        let fast = build(outputs, Mode::FAST_RUN);
+        let interp = build(outputs, interp_mode());
+        assert_staged_like(what, fast.graph(), &interp, &vals, AR_TOL);
+    }
+    // By hand: each window sum.
+    let fast = build(&outs, Mode::FAST_RUN);
+    let got = fast.call(&vals).expect("call")[0].to_vec_as::<f64>();
+    let xs = vals[0].to_vec_as::<f64>();
+    for (t, &kt) in ks.iter().enumerate() {
+        for (j, i) in [0usize, 2, 4].iter().enumerate() {
+            let start = t * 9 + i + kt as usize;
+            let want: f64 = xs[start..start + 3].iter().sum();
+            assert!((got[t * 3 + j] - want).abs() < 1e-12, "row {t}, window {j}");
+        }
+    }
+    // A window running past the row's end is shorter: the C loop flags the step and the
+    // interpreter's loop computes it.
+    let mut past = vals.clone();
+    past[1] = Tensor::from_slice(&[0i64, 1, 2, 3, 4, 5], &[6]).expect("k");
+    let (native, _) = common::backend()
+        .compile_graph(fast.graph())
+        .expect("native");
+    let got = native.run(past.clone()).expect("native run");
+    assert_eq!(native.interpreted_loops(), 1);
+    let want = build(&outs, interp_mode()).call(&past).expect("interp");
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_close(&format!("past the end, output {k}"), g, w, AR_TOL);
+    }
+}
+
+/// A triangular double loop: per entry `i` of the outer sequence, an inner loop of `i + 1`
+/// steps `h ← a·h + c` from `h_0` (a state of `rank` 0 or 1), whose whole trajectory the
+/// outer step sums and averages (`Σ_j h_j + mean_j h_j`, over all elements), plus `0.5·i`.
+/// Outputs: those, and the sums themselves (a step output).
+fn triangle(ii: &Var, h0: &Var, a: &Var, c: &Var, rank: usize) -> Vec<Var> {
+    let int = |shape: &[Option<usize>]| Var::input(None, TensorType::new(DType::I64, shape));
+    let (io, ho, ao, co) = (
+        int(&[]),
+        typed(&vec![None; rank]),
+        typed(&[]),
+        typed(&vec![None; rank]),
+    );
+    let (h, ai, ci) = (
+        typed(&vec![None; rank]),
+        typed(&[]),
+        typed(&vec![None; rank]),
+    );
+    let next = &(&ai * &h) + &ci;
+    let n = &io + &Var::int_constant(1);
+    let init = oxtensor::ops::expand_dims(&ho, 0).expect("init");
+    let traj = loop_of(
+        std::slice::from_ref(&h),
+        &[ai, ci],
+        &[next],
+        0,
+        false,
+        n,
+        &[],
+        &[init],
+        &[ao.clone(), co.clone()],
+    )
+    .remove(0);
+    let half = oxtensor::ops::cast(&io, DType::F64).expect("cast");
+    let summed = &(&traj.sum(None) + &traj.mean(None)) + &(&half * 0.5);
+    loop_of(
+        std::slice::from_ref(&io),
+        &[ho, ao, co],
+        &[summed, traj.sum(None)],
+        2,
+        false,
+        Var::int_constant(-1),
+        std::slice::from_ref(ii),
+        &[],
+        &[h0.clone(), a.clone(), c.clone()],
+    )
+}
+
+#[test]
+fn a_triangular_double_loop_summing_and_averaging_the_inner_trajectory_runs_in_c() {
+    let mut rng = Rng::new(24);
+    for rank in [0, 1] {
+        let extents = vec![3; rank];
+        let ii: Vec<i64> = vec![0, 3, 1, 7, 2, 5];
+        let vals = vec![
+            Tensor::from_slice(&ii, &[6]).expect("ii"),
+            values(&mut rng, &extents, 1.0),
+            Tensor::scalar(0.9),
+            values(&mut rng, &extents, 1.0),
+        ];
+        let ty = |r: usize| typed(&vec![None; r]);
+        let inputs = [
+            Var::input(None, TensorType::new(DType::I64, &[None])),
+            ty(rank),
+            ty(0),
+            ty(rank),
+        ];
+        let out = triangle(&inputs[0], &inputs[1], &inputs[2], &inputs[3], rank);
+        let build = |mode: Mode| function(&inputs, &out).mode(mode).build().expect("f");
+        let what = format!("triangle of rank {rank}");
+        let fast = build(Mode::FAST_RUN);
+        let interp = build(Mode::new("interp", "fast_run").expect("mode"));
+        assert_staged_like(&what, fast.graph(), &interp, &vals, AR_TOL);
+        let g = FunctionGraph::new(inputs.to_vec(), out.clone()).expect("graph");
+        let (native, reference) = both(&inputs, &out, &vals);
+        for k in 0..2 {
+            let what = format!("{what}, unoptimized, output {k}");
+            assert_close(&what, &native[k], &reference[k], AR_TOL);
+        }
+        assert_all_staged(&format!("{what}, unoptimized"), &g, &vals);
+        // By hand.
+        let (h0, c) = (vals[1].to_vec_as::<f64>(), vals[3].to_vec_as::<f64>());
+        let (hand, sums): (Vec<f64>, Vec<f64>) = ii
+            .iter()
+            .map(|&i| {
+                let mut h = h0.clone();
+                let mut total = 0.0;
+                for _ in 0..=i {
+                    for (e, ce) in h.iter_mut().zip(&c) {
+                        *e = 0.9 * *e + ce;
+                    }
+                    total += h.iter().sum::<f64>();
+                }
+                let count = (i + 1) as f64 * h.len() as f64;
+                (total + total / count + 0.5 * i as f64, total)
+            })
+            .unzip();
+        let got = fast.call(&vals).expect("call");
+        for (k, hand) in [hand, sums].iter().enumerate() {
+            let hand = Tensor::from_slice(hand, &[6]).expect("hand");
+            assert_close(
+                &format!("{what} by hand, output {k}"),
+                &got[k],
+                &hand,
+                AR_TOL,
+            );
+        }
+        // An inner loop of no steps (an empty sum) ends the C loop; the interpreter's loop
+        // computes it.
+        let mut empty = vals.clone();
+        empty[0] = Tensor::from_slice(&[2i64, -1, 4], &[3]).expect("ii");
+        let (native, _) = common::backend()
+            .compile_graph(fast.graph())
+            .expect("native");
+        let got = native.run(empty.clone()).expect("native run");
+        assert_eq!(native.interpreted_loops(), 1);
+        let want = interp.call(&empty).expect("interp");
+        assert_close(
+            &format!("{what}, an empty inner loop"),
+            &got[0],
+            &want[0],
+            AR_TOL,
+        );
+    }
 }

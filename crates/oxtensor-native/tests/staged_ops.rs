@@ -3,8 +3,9 @@
 //! scalars) and the backward step, which splits the join's cotangent into the pieces'
 //! (`Split`); a reshape of a transposed view; `einsum`'s check that extents agree, and an
 //! assertion on a value of the step that fails at some step (reported by the interpreter).
-//! Checked to run every loop in C and against the interpreter, on random ranks, axes and extents,
-//! forwards and with gradients.
+//! Loops whose values have no elements (staged and elementwise), and an empty `max`.
+//! Checked to run every loop in C and against the interpreter, on random ranks, axes and
+//! extents, forwards and with gradients.
 use crate::common;
 
 use common::data::Rng;
@@ -291,4 +292,69 @@ fn steps_with_nodes_c_does_not_compute_call_them_back() {
         wrt: &[0, 1, 2],
         tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
     });
+}
+/// An RNN whose state may have no elements: `h ← tanh(W h + x_t) + 0.1·Σh`, with `Σh`,
+/// `Πh` and `max(h ⊗ c, axis 1)` mapped (a product, sums and a max over an axis that is not
+/// empty). Inputs `X` (steps × n), `W` (n × n), `h_0` (n), `c` (3).
+fn maybe_empty_rnn(v: &[Var]) -> (Vec<Var>, Var) {
+    let lp = Loop::new("maybe-empty", &[&v[0]], &[&v[2]], &[&v[1], &v[3]]);
+    let out = lp.build(|taps, o| {
+        let (x, h, (w, c)) = (&taps[0], &taps[1], (&o[0], &o[1]));
+        let total = h.sum(None);
+        let outer = &ops::expand_dims(h, 1).expect("column") * c;
+        Step {
+            next: vec![&(&w.matmul(h) + x).tanh() + &(&total * 0.1)],
+            mapped: vec![total, h.prod(None), outer.max(Some(&[1]))],
+            until: None,
+        }
+    });
+    let cost = square_sum(&out);
+    (out, cost)
+}
+
+#[test]
+fn loops_whose_values_have_no_elements_run_in_c_like_the_interpreter() {
+    let mut rng = Rng::new(32);
+    for n in [0, 2] {
+        check(&Model {
+            name: "maybe-empty rnn",
+            values: vec![
+                values(&mut rng, &[7, n], 1.0),
+                values(&mut rng, &[n, n], 0.5),
+                values(&mut rng, &[n], 0.5),
+                values(&mut rng, &[3], 1.0),
+            ],
+            build: &maybe_empty_rnn,
+            wrt: &[0, 1, 2],
+            tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+        });
+    }
+    // An elementwise step (the elementwise C loop) over an empty state.
+    check(&Model {
+        name: "empty elementwise",
+        values: vec![values(&mut rng, &[5, 0], 1.0), values(&mut rng, &[0], 1.0)],
+        build: &|v| {
+            let lp = Loop::new("empty-elementwise", &[&v[0]], &[&v[1]], &[]);
+            let out = lp.build(|taps, _| Step {
+                next: vec![(&(&taps[1] * 0.5) + &taps[0]).tanh()],
+                mapped: vec![],
+                until: None,
+            });
+            let cost = square_sum(&out);
+            (out, cost)
+        },
+        wrt: &[0, 1],
+        tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+    });
+    // A max over an empty row has no identity: the C loop is not laid out, and the
+    // interpreter's loop raises NumPy's error.
+    let vals = vec![values(&mut rng, &[4, 0], 1.0)];
+    let inputs = inputs_of(&vals);
+    let out = Loop::new("empty-max", &[&inputs[0]], &[], &[]).build(|taps, _| Step {
+        next: vec![],
+        mapped: vec![taps[0].max(Some(&[0]))],
+        until: None,
+    });
+    let g = FunctionGraph::new(inputs, out).expect("graph");
+    assert_reported_by_the_interpreter(&g, vals, "zero-size array");
 }

@@ -3,12 +3,16 @@
 //! the embedding loop of `staged_stages.rs` with its table transposed, checked to run as one
 //! staged C loop, forward and backward, against the interpreter's loops, the row version by
 //! hand, and `verify_grad`; a token out of range is reported by the interpreter, naming the
-//! loop.
+//! loop. Gathers by index matrices (`x[I]`, `I` of rank 2, a sequence or loop-invariant) and
+//! their pullbacks.
 
 use crate::common;
 
+use common::data::Rng;
+use common::models::{Loop, Model, Step, check};
 use common::staged::{
     assert_all_staged, assert_reported_by_the_interpreter, assert_staged_like, square_sum, typed,
+    values,
 };
 use common::{both, slices};
 use oxtensor::gradient::{GradOptions, VerifyGradOptions, verify_grad};
@@ -124,5 +128,60 @@ fn a_column_out_of_range_is_reported_by_the_interpreter() {
     let g = FunctionGraph::new(inputs.clone(), column_step(&inputs)).expect("graph");
     for seed in 0..4 {
         assert_reported_by_the_interpreter(&g, column_values(950 + seed, true), "of Scan{columns}");
+    }
+}
+
+/// Per step, the rows of the table `x` (V, or V × 4) at a matrix of indices (3 × 2): from the
+/// sequence `I` (steps × 3 × 2) when `per_step`, else the loop-invariant `I` (3 × 2);
+/// `h ← 0.5·h + tanh(Σ x[I_t] over all but the first axis)`, with `x[I_t]` mapped. Inputs
+/// `I, x, h_0`.
+fn matrix_gather(v: &[Var], per_step: bool) -> (Vec<Var>, Var) {
+    let (sequences, others) = match per_step {
+        true => (vec![&v[0]], vec![&v[1]]),
+        false => (vec![], vec![&v[0], &v[1]]),
+    };
+    let mut lp = Loop::new("matrix-gather", &sequences, &[&v[2]], &others);
+    if !per_step {
+        lp.n_steps = Var::int_constant(6);
+    }
+    let out = lp.build(|taps, o| {
+        let (idx, h, x) = match per_step {
+            true => (&taps[0], &taps[1], &o[0]),
+            false => (&o[0], &taps[0], &o[1]),
+        };
+        let rows = x.at(&[Idx::At(idx.clone())]);
+        let axes: Vec<i64> = (1..rows.ndim() as i64).collect();
+        Step {
+            next: vec![&(h * 0.5) + &rows.sum(Some(&axes)).tanh()],
+            mapped: vec![rows],
+            until: None,
+        }
+    });
+    let cost = square_sum(&out);
+    (out, cost)
+}
+
+#[test]
+fn gathers_by_index_matrices_run_as_staged_c_loops() {
+    let mut rng = Rng::new(40);
+    for (per_step, table) in [(true, vec![10]), (false, vec![10, 4]), (true, vec![7, 4])] {
+        let shape: Vec<usize> = if per_step { vec![6, 3, 2] } else { vec![3, 2] };
+        let n: usize = shape.iter().product();
+        let v = table[0] as i64;
+        // Negative indices count from the end.
+        let idx: Vec<i64> = (0..n)
+            .map(|_| rng.below(2 * v as usize) as i64 - v)
+            .collect();
+        check(&Model {
+            name: "matrix gather",
+            values: vec![
+                Tensor::from_slice(&idx, &shape).expect("idx"),
+                values(&mut rng, &table, 1.0),
+                values(&mut rng, &[3], 0.5),
+            ],
+            build: &|v| matrix_gather(v, per_step),
+            wrt: &[1, 2],
+            tol: Tol::MATH_LIBRARIES.or_scaled(1e-12),
+        });
     }
 }

@@ -22,6 +22,7 @@ mod staged_index;
 mod staged_join;
 mod staged_lower;
 mod staged_nest;
+mod staged_sum;
 #[cfg(test)]
 mod tests;
 

@@ -155,14 +155,14 @@ pub(crate) enum Stage {
         /// extents, the result's strides in it and `y`'s (0 where it broadcasts).
         at: usize,
     },
-    /// `out = take(x, idx, axis)` (`AdvancedSubtensor1`, an integer vector `idx`: `x[idx]`,
+    /// `out = take(x, idx, axis)` (`AdvancedSubtensor1`, an integer array `idx`: `x[idx]`,
     /// `x[:, idx]`): rows copied in C order.
     Take {
         /// The value indexed (its rows in C order; all of it, for an axis after the first).
         x: usize,
         /// The axis indexed.
         axis: usize,
-        /// The indices (a signed integer vector).
+        /// The indices (a signed integer array, read in C order).
         idx: usize,
         /// The rows gathered.
         out: usize,
@@ -178,7 +178,7 @@ pub(crate) enum Stage {
         axis: usize,
         /// The rows written (one per index, or one element).
         y: usize,
-        /// The indices (a signed integer vector).
+        /// The indices (a signed integer array, read in C order).
         idx: usize,
         /// The result.
         out: usize,

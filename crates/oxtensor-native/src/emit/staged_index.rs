@@ -341,11 +341,11 @@ impl Lowering {
     }
 
     /// The values of a `Take` or `IncTake` along the first axis: `x` (rows in C order, a real
-    /// dtype) and `idx` (a signed integer vector).
+    /// dtype) and `idx` (a signed integer array of any rank, read as the vector of its
+    /// elements when in C order: see `crate::staged_index::take_dims`).
     fn take_operands(&mut self, x: &Var, idx: &Var, axis: usize) -> Option<(usize, usize)> {
         let (x, i) = (self.value(x)?, self.value(idx)?);
         let ok = idx.dtype().is_signed_int()
-            && idx.ty().ndim() == 1
             && self.values[x].ty.ndim() > axis
             && !self.values[x].ty.dtype.is_complex()
             && keeps_layout(&self.values, x)

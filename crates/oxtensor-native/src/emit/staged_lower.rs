@@ -432,6 +432,10 @@ impl Lowering {
         let uses = use_counts(outputs);
         for node in toposort(outputs) {
             let op = node.op()?;
+            // The sum of a nested loop's trajectory is its running sum.
+            if self.summed(&node).is_some() {
+                continue;
+            }
             if self.param(&node, op).is_some() {
                 continue;
             }
@@ -475,7 +479,9 @@ impl Lowering {
                 }
                 Op::Alloc { ndim } => self.alloc(&node, *ndim)?,
                 Op::Elemwise(_) | Op::Composite(_) => self.elementwise(&node, op, &uses)?,
-                Op::Scan(inner) => self.nested(&node, inner)?,
+                Op::Scan(inner) => self
+                    .summed_nested(&node, inner, outputs)
+                    .or_else(|| self.nested(&node, inner))?,
                 // A branch or subroutine C cannot lower is called back.
                 Op::IfElse(b) => self.branch(&node, b).or_else(|| self.host(&node))?,
                 Op::OpFromGraph(o) => {
