@@ -37,8 +37,9 @@ enum Kind {
 
 /// One node of the ops above run on the caller's buffers (each operand's elements in C order,
 /// as bytes of its dtype), with the index buffers of a sort kept between calls: a step
-/// allocates nothing (but a sort of more than a few thousand elements, whose merge buffer the
-/// standard library's stable sort takes from the heap).
+/// allocates nothing (but a sort along lanes of more than about 500 elements, whose merge
+/// buffer the standard library's stable sort takes from the heap, and an arg-reduction along
+/// an outer axis of rows wider than 32, whose row of candidates is then on the heap).
 pub struct InPlaceExtra {
     kind: Kind,
     inputs: Vec<(DType, usize)>,
