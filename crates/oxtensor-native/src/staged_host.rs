@@ -341,6 +341,64 @@ unsafe fn copy_in(src: *const u8, layout: &Layout, contiguous: bool, t: &Tensor)
     }
 }
 
+/// One operand of a host call run in the loop's buffers (`extra`, `linalg`): its layout,
+/// whether it is C-contiguous, the size of its elements and of the whole value in bytes, and
+/// the buffer it is copied into when it cannot be read where it is (`u64` words, so aligned
+/// for every dtype).
+pub(crate) struct InPlaceOperand {
+    layout: Layout,
+    contiguous: bool,
+    size: usize,
+    bytes: usize,
+    copy: Vec<u64>,
+}
+
+impl InPlaceOperand {
+    /// An operand laid out as `layout` (`contiguous`: in C order) of elements of `size` bytes.
+    pub fn new(layout: &Layout, contiguous: bool, size: usize) -> InPlaceOperand {
+        let bytes = layout.shape.iter().product::<usize>() * size;
+        InPlaceOperand {
+            layout: layout.clone(),
+            contiguous,
+            size,
+            bytes,
+            copy: vec![0; bytes.div_ceil(8)],
+        }
+    }
+
+    /// The operand's elements, in C order, from the value at `src`: read where they are when
+    /// they are contiguous and `overlaps(start, end)` (the output's byte addresses against
+    /// theirs) is false, else copied into the operand's own buffer first. The slice starts
+    /// aligned for the operand's dtype.
+    ///
+    /// # Safety
+    /// `src` addresses the value laid out as at [`Self::new`], aligned for its dtype, and no
+    /// one writes it while the slice lives.
+    pub unsafe fn read(
+        &mut self,
+        src: *const u8,
+        overlaps: impl Fn(usize, usize) -> bool,
+    ) -> &[u8] {
+        if self.bytes == 0 {
+            return &[];
+        }
+        let (start, end) = (src as usize, src.wrapping_add(self.bytes) as usize);
+        if self.contiguous && !overlaps(start, end) {
+            // SAFETY: the operand's `bytes` bytes are contiguous at `src` (its layout is
+            // C-contiguous) and unwritten while borrowed (the caller's contract).
+            return unsafe { std::slice::from_raw_parts(src, self.bytes) };
+        }
+        let dst = self.copy.as_mut_ptr().cast::<u8>();
+        // SAFETY: `src` addresses the operand laid out as `self.layout` (the caller's
+        // contract), of elements of `size` bytes; `self.copy` has room for its `bytes` bytes
+        // and is our own buffer.
+        unsafe { copy_to(src, &self.layout, self.contiguous, dst, self.size) };
+        // SAFETY: `self.copy` holds at least `bytes` initialised bytes (u64 words), which the
+        // slice borrows.
+        unsafe { std::slice::from_raw_parts(dst, self.bytes) }
+    }
+}
+
 /// Copies the elements of the value at `src`, laid out as `layout` (`contiguous`: in C
 /// order), each of `size` bytes, to `dst` in C order.
 ///

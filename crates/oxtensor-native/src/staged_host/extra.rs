@@ -6,7 +6,7 @@
 //! operand that is not contiguous (or that the output overlaps) is copied into a buffer kept
 //! for it first.
 
-use super::copy_to;
+use super::InPlaceOperand;
 use crate::staged::Layout;
 use oxtensor_data::DType;
 use oxtensor_graph::Op;
@@ -14,21 +14,10 @@ use oxtensor_runtime::kernels::InPlaceExtra;
 use smallvec::SmallVec;
 use std::ffi::c_void;
 
-/// One operand: its layout, whether it is C-contiguous, the size of its elements and of the
-/// whole value in bytes, and the buffer it is copied into when it must be (`u64` words, so
-/// aligned for every dtype).
-struct Operand {
-    layout: Layout,
-    contiguous: bool,
-    size: usize,
-    bytes: usize,
-    copy: Vec<u64>,
-}
-
 /// The node of one host call, run in the loop's buffers.
 pub(super) struct ExtraCall {
     kernel: InPlaceExtra,
-    inputs: Vec<Operand>,
+    inputs: Vec<InPlaceOperand>,
     out_bytes: usize,
 }
 
@@ -58,16 +47,7 @@ impl ExtraCall {
         let inputs = inputs
             .iter()
             .zip(dtypes)
-            .map(|(&(l, contiguous), d)| {
-                let bytes = l.shape.iter().product::<usize>() * d.size();
-                Operand {
-                    layout: l.clone(),
-                    contiguous,
-                    size: d.size(),
-                    bytes,
-                    copy: vec![0; bytes.div_ceil(8)],
-                }
-            })
+            .map(|(&(l, contiguous), d)| InPlaceOperand::new(l, contiguous, d.size()))
             .collect();
         Some(ExtraCall {
             kernel,
@@ -95,24 +75,10 @@ impl ExtraCall {
         for (i, op) in self.inputs.iter_mut().enumerate() {
             // SAFETY: `ins` has an entry per operand (the caller's contract).
             let src = unsafe { *ins.add(i) }.cast::<u8>();
-            let (start, end) = (src as usize, src.wrapping_add(op.bytes) as usize);
-            if op.bytes == 0 {
-                args.push(&[]);
-            } else if op.contiguous && (end <= out_start || out_end <= start) {
-                // SAFETY: the operand's `bytes` bytes are contiguous at `src` (its layout is
-                // C-contiguous), of its dtype, and the output written below does not overlap
-                // them.
-                args.push(unsafe { std::slice::from_raw_parts(src, op.bytes) });
-            } else {
-                let dst = op.copy.as_mut_ptr().cast::<u8>();
-                // SAFETY: `src` addresses the operand laid out as `op.layout` (the caller's
-                // contract), of elements of `size` bytes; `op.copy` has room for its `bytes`
-                // bytes and is our own buffer.
-                unsafe { copy_to(src, &op.layout, op.contiguous, dst, op.size) };
-                // SAFETY: `op.copy` holds at least `bytes` initialised bytes (u64 words), which
-                // the slice borrows.
-                args.push(unsafe { std::slice::from_raw_parts(dst, op.bytes) });
-            }
+            // SAFETY: `src` addresses the operand as laid out at [`Self::new`], aligned for its
+            // dtype (the caller's contract); only the output is written while the slices
+            // live, and an operand it overlaps is copied.
+            args.push(unsafe { op.read(src, |start, end| end > out_start && out_end > start) });
         }
         let out: &mut [u8] = if self.out_bytes == 0 {
             &mut []

@@ -7,7 +7,7 @@
 //! that is not contiguous (or that the output overlaps) is copied into a buffer kept for it
 //! first.
 
-use super::copy_to;
+use super::InPlaceOperand;
 use crate::staged::Layout;
 use oxtensor_data::DType;
 use oxtensor_graph::LinalgOp;
@@ -15,19 +15,10 @@ use oxtensor_runtime::kernels::{InPlaceLinalg, Real};
 use smallvec::SmallVec;
 use std::ffi::c_void;
 
-/// One operand: its layout, whether it is C-contiguous, its number of elements, and the
-/// buffer it is copied into when it must be (`u64` words, so aligned for either dtype).
-struct Operand {
-    layout: Layout,
-    contiguous: bool,
-    len: usize,
-    copy: Vec<u64>,
-}
-
 /// The linear algebra node of one host call, run in the loop's buffers.
 pub(super) struct LinalgCall {
     kernel: InPlaceLinalg,
-    inputs: Vec<Operand>,
+    inputs: Vec<InPlaceOperand>,
 }
 
 impl LinalgCall {
@@ -57,15 +48,7 @@ impl LinalgCall {
         }
         let inputs = inputs
             .iter()
-            .map(|&(l, contiguous)| {
-                let len = l.shape.iter().product::<usize>();
-                Operand {
-                    layout: l.clone(),
-                    contiguous,
-                    len,
-                    copy: vec![0; (len * dtype.size()).div_ceil(8)],
-                }
-            })
+            .map(|&(l, contiguous)| InPlaceOperand::new(l, contiguous, dtype.size()))
             .collect();
         Some(LinalgCall { kernel, inputs })
     }
@@ -123,30 +106,16 @@ impl LinalgCall {
         let mut args: SmallVec<[&[T]; 3]> = SmallVec::new();
         for (i, op) in self.inputs.iter_mut().enumerate() {
             // SAFETY: `ins` has an entry per operand (the caller's contract).
-            let src = unsafe { *ins.add(i) }.cast::<T>();
-            let len = op.len;
-            if op.contiguous && !overlaps_out(src as usize, src.wrapping_add(len) as usize, None) {
-                // SAFETY: the operand's `len` elements are contiguous at `src` (its layout
-                // is C-contiguous), of type `T`, and no output written below overlaps them.
-                args.push(unsafe { std::slice::from_raw_parts(src, len) });
-            } else {
-                let dst = op.copy.as_mut_ptr().cast::<T>();
-                // SAFETY: `src` addresses the operand laid out as `op.layout` (the caller's
-                // contract); `op.copy` has room for its `len` elements of `T` and is our own
-                // buffer, aligned for `T` (`u64` words).
-                unsafe {
-                    copy_to(
-                        src.cast::<u8>(),
-                        &op.layout,
-                        op.contiguous,
-                        dst.cast::<u8>(),
-                        std::mem::size_of::<T>(),
-                    );
-                }
-                // SAFETY: `op.copy` now holds the `len` elements of `T`, which the slice
-                // borrows.
-                args.push(unsafe { std::slice::from_raw_parts(dst, len) });
-            }
+            let src = unsafe { *ins.add(i) }.cast::<u8>();
+            // SAFETY: `src` addresses the operand as laid out at [`Self::new`], aligned for `T`
+            // (the caller's contract); only the outputs are written while the slices live, and
+            // an operand one overlaps is copied.
+            let bytes = unsafe { op.read(src, |start, end| overlaps_out(start, end, None)) };
+            // SAFETY: `bytes` holds the operand's elements of `T` (the kernel's dtype), starting
+            // aligned for `T` (`InPlaceOperand::read`).
+            args.push(unsafe {
+                std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>())
+            });
         }
         let mut out: SmallVec<[&mut [T]; 2]> = out_ptrs
             .iter()
