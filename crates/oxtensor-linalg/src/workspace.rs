@@ -18,7 +18,8 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 
 /// The workspace kept between calls of the per-matrix kernels, grown to the largest one a
 /// call has needed (after the first call of a given problem, no call allocates, but a
-/// `solve` or `inv` above order 16, whose faer path allocates its factors).
+/// positive definite `solve` above order 16, whose faer `llt` allocates its factor; a general
+/// or symmetric `solve` and an `inv` factor by LU in this workspace).
 #[derive(Default)]
 pub struct Workspace {
     mem: Option<MemBuffer>,
@@ -128,7 +129,7 @@ impl Workspace {
             "solve",
             &[("a", a.len(), mm), ("b", b.len(), mk), ("x", x.len(), mk)],
         )?;
-        let stack = self.stack(solve_scratch::<T>(m, p));
+        let stack = self.stack(solve_scratch::<T>(m, k, p));
         solve_one(a, b, x, (m, k), p, stack)
     }
 
