@@ -629,8 +629,22 @@ fn lower_symmetric<T: Copy>(a: &[T], m: usize) -> Vec<T> {
 /// `solve` (general, transposed, symmetric) and `inv` above order 16, as ops and through a
 /// [`la::Workspace`] kept across calls, bit for bit the results of faer's `PartialPivLu`.
 fn large_solves_are_faers<T: la::Real>(rng: &mut Rng) {
+    // The workspace first serves a small solve and a large determinant (other sizes and
+    // alignments), then the large solves, growing and shrinking.
     let mut ws = la::Workspace::new();
-    for (m, k) in [(17, 1), (24, 3), (40, 2), (70, 5)] {
+    let small: Vec<T> = [2.0, 1.0, 1.0, 3.0].into_iter().map(T::lit).collect();
+    let mut x = [T::lit(0.0); 2];
+    ws.solve(
+        &small,
+        &small[..2],
+        &mut x,
+        (2, 1),
+        &la::SolveParams::default(),
+    )
+    .expect("solves");
+    let big: Vec<T> = rng.vec(60 * 60).into_iter().map(T::lit).collect();
+    ws.det(&big, 60).expect("a determinant");
+    for (m, k) in [(17, 1), (24, 3), (40, 2), (70, 5), (17, 2)] {
         let mut a: Vec<f64> = rng.vec(m * m);
         for i in 0..m {
             a[i * m + i] += 2.0;
