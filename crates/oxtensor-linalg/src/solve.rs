@@ -2,7 +2,9 @@
 
 use crate::batch::{ArgSpec, Batched, Core, OutSpec, check_arity, float_dtype, rows};
 use crate::decomp::matrix_dims;
-use crate::util::{b_ndim, identity, lu_solve_checked, singular, symmetric_from, write_rows};
+use crate::util::{
+    b_ndim, identity, lu_solve_in, lu_solve_scratch, singular, symmetric_from, write_rows,
+};
 use crate::{LinalgError, Real};
 use crate::{banded, small};
 use faer::dyn_stack::{MemStack, StackReq};
@@ -86,19 +88,20 @@ fn solve_imp<T: Real>(
     let m = b.square(0, "a")?;
     let out = rhs_shape(&b, 1, m)?;
     let k = out.get(1).copied().unwrap_or(1);
-    let scratch = solve_scratch::<T>(m, p);
+    let scratch = solve_scratch::<T>(m, k, p);
     let x = b.run_into(&out, scratch, |c, x, stack| {
         solve_one(c[0].data, c[1].data, x, (m, k), p, stack)
     })?;
     Ok(vec![x])
 }
 
-/// The workspace [`solve_one`] needs for order `m`.
-pub(crate) fn solve_scratch<T: Real>(m: usize, p: &SolveParams) -> StackReq {
+/// The workspace [`solve_one`] needs for order `m` and `k` right-hand sides.
+pub(crate) fn solve_scratch<T: Real>(m: usize, k: usize, p: &SolveParams) -> StackReq {
     match p.assume_a {
         AssumeA::Tridiagonal => StackReq::new::<T>(4 * m),
         _ if m <= small::SMALL => StackReq::new::<T>(m * m),
-        _ => StackReq::EMPTY,
+        AssumeA::PositiveDefinite => StackReq::EMPTY,
+        _ => lu_solve_scratch::<T>(m, k),
     }
 }
 
@@ -138,25 +141,37 @@ pub(crate) fn solve_one<T: Real>(
         let (mut w, _) = stack.make_with(m * m, |_| T::lit(0.0));
         return solve_small(p, a, &mut w, x, m, k);
     }
-    let rhs = MatRef::from_row_major_slice(b, m, k);
-    let a = MatRef::from_row_major_slice(a, m, m);
-    let sol = match p.assume_a {
+    let rhs = |i: usize, j: usize| b[i * k + j];
+    let dims = (m, k);
+    match p.assume_a {
         AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded if p.transposed => {
-            lu_solve_checked("solve", "a", a.transpose(), rhs)?
+            lu_solve_in(("solve", "a"), |i, j| a[j * m + i], rhs, dims, x, stack)
         }
         AssumeA::General | AssumeA::Tridiagonal | AssumeA::Banded => {
-            lu_solve_checked("solve", "a", a, rhs)?
+            lu_solve_in(("solve", "a"), |i, j| a[i * m + j], rhs, dims, x, stack)
         }
         AssumeA::Symmetric => {
-            lu_solve_checked("solve", "a", symmetric_from(a, p.lower).as_ref(), rhs)?
+            // The entry of the triangle `p.lower` names, as `symmetric_from` reads it.
+            let sym = |i: usize, j: usize| {
+                let (hi, lo) = if i >= j { (i, j) } else { (j, i) };
+                if p.lower {
+                    a[hi * m + lo]
+                } else {
+                    a[lo * m + hi]
+                }
+            };
+            lu_solve_in(("solve", "a"), sym, rhs, dims, x, stack)
         }
-        AssumeA::PositiveDefinite => symmetric_from(a, p.lower)
-            .llt(Side::Lower)
-            .map_err(|_| not_pd())?
-            .solve(rhs),
-    };
-    write_rows(sol.as_ref(), x);
-    Ok(())
+        AssumeA::PositiveDefinite => {
+            let a = MatRef::from_row_major_slice(a, m, m);
+            let sol = symmetric_from(a, p.lower)
+                .llt(Side::Lower)
+                .map_err(|_| not_pd())?
+                .solve(MatRef::from_row_major_slice(b, m, k));
+            write_rows(sol.as_ref(), x);
+            Ok(())
+        }
+    }
 }
 
 fn not_pd() -> LinalgError {
@@ -508,7 +523,7 @@ pub(crate) fn inv_scratch<T: Real>(m: usize) -> StackReq {
     if m <= small::SMALL {
         StackReq::new::<T>(m * m)
     } else {
-        StackReq::EMPTY
+        lu_solve_scratch::<T>(m, m)
     }
 }
 
@@ -531,10 +546,8 @@ pub(crate) fn inv_one<T: Real>(
             None => Ok(()),
         };
     }
-    let a = MatRef::from_row_major_slice(a, m, m);
-    let inv = lu_solve_checked("inv", "a", a, identity::<T>(m).as_ref())?;
-    write_rows(inv.as_ref(), x);
-    Ok(())
+    let eye = |i: usize, j: usize| T::lit(if i == j { 1.0 } else { 0.0 });
+    lu_solve_in(("inv", "a"), |i, j| a[i * m + j], eye, (m, m), x, stack)
 }
 
 /// Moore–Penrose pseudo-inverse, `(m,n)->(n,m)`, like `numpy.linalg.pinv`: singular values

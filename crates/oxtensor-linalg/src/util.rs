@@ -1,8 +1,14 @@
 //! Small matrix helpers shared by the kernels.
 
 use crate::{LinalgError, Real};
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+use faer::linalg::lu::partial_pivoting::solve::{solve_in_place_scratch, solve_in_place_with_conj};
+use faer::linalg::{temp_mat_scratch, temp_mat_zeroed};
+use faer::mat::AsMatMut;
+use faer::perm::PermRef;
 use faer::prelude::*;
-use faer::{Mat, MatRef};
+use faer::{Conj, Mat, MatRef};
 
 /// The symmetric matrix whose entries come from one triangle of `a` (the other is ignored,
 /// as LAPACK's symmetric routines do).
@@ -65,6 +71,69 @@ pub(crate) fn lu_solve_checked<T: Real>(
         return Err(singular(op, arg, i));
     }
     Ok(lu.solve(b))
+}
+
+/// The workspace [`lu_solve_in`] needs for an `m × m` system with `k` right-hand sides.
+pub(crate) fn lu_solve_scratch<T: Real>(m: usize, k: usize) -> StackReq {
+    let par = faer::get_global_parallelism();
+    StackReq::all_of(&[
+        temp_mat_scratch::<T>(m, m),
+        StackReq::new::<usize>(m).and(StackReq::new::<usize>(m)),
+        temp_mat_scratch::<T>(m, k),
+        StackReq::any_of(&[
+            lu_in_place_scratch::<usize, T>(m, m, par, Default::default()),
+            solve_in_place_scratch::<usize, T>(m, k, par),
+        ]),
+    ])
+}
+
+/// [`lu_solve_checked`] of the `m × m` matrix whose entry `(i, j)` is `a(i, j)` and the `m × k`
+/// right-hand side `b(i, j)`, written row-major into `x`, with the factors, the permutation
+/// and the right-hand side in `stack` ([`lu_solve_scratch`]) instead of fresh matrices: the
+/// same faer kernels (`lu_in_place`, then the permuted unit-lower and upper triangular
+/// solves, which read the packed factors' own triangles) on matrices laid out as faer lays
+/// out its own, with the same parallelism, so the same bits.
+pub(crate) fn lu_solve_in<T: Real>(
+    (op, arg): (&'static str, &'static str),
+    a: impl Fn(usize, usize) -> T,
+    b: impl Fn(usize, usize) -> T,
+    (m, k): (usize, usize),
+    x: &mut [T],
+    stack: &mut MemStack,
+) -> Result<(), LinalgError> {
+    let par = faer::get_global_parallelism();
+    let (mut lu, stack) = temp_mat_zeroed::<T, _, _>(m, m, stack);
+    let mut lu = lu.as_mat_mut();
+    for j in 0..m {
+        for i in 0..m {
+            lu[(i, j)] = a(i, j);
+        }
+    }
+    let (mut fwd, stack) = stack.make_with(m, |_| 0usize);
+    let (mut bwd, stack) = stack.make_with(m, |_| 0usize);
+    let (mut rhs, stack) = temp_mat_zeroed::<T, _, _>(m, k, stack);
+    let mut rhs = rhs.as_mat_mut();
+    for j in 0..k {
+        for i in 0..m {
+            rhs[(i, j)] = b(i, j);
+        }
+    }
+    lu_in_place(
+        lu.rb_mut(),
+        &mut fwd,
+        &mut bwd,
+        par,
+        stack,
+        Default::default(),
+    );
+    if let Some(i) = (0..m).find(|&i| lu[(i, i)] == T::lit(0.0)) {
+        return Err(singular(op, arg, i));
+    }
+    let perm = PermRef::new_checked(&fwd, &bwd, m);
+    let lu = lu.rb();
+    solve_in_place_with_conj(lu, lu, perm, Conj::No, rhs.rb_mut(), par, stack);
+    write_rows(rhs.rb(), x);
+    Ok(())
 }
 
 /// The error for an exactly singular matrix, broken down at diagonal `i`.

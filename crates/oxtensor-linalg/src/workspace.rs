@@ -18,11 +18,14 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 
 /// The workspace kept between calls of the per-matrix kernels, grown to the largest one a
 /// call has needed (after the first call of a given problem, no call allocates, but a
-/// `solve` or `inv` above order 16, whose faer path allocates its factors).
+/// positive definite `solve` above order 16, whose faer `llt` allocates its factor; a general
+/// or symmetric `solve` and an `inv` factor by LU in this workspace).
 #[derive(Default)]
 pub struct Workspace {
     mem: Option<MemBuffer>,
     bytes: usize,
+    /// The alignment `mem` was allocated with.
+    align: usize,
 }
 
 /// The error for a slice `arg` of `len` elements where the extents give another length.
@@ -66,13 +69,16 @@ impl Workspace {
         cholesky_one(a, out, n, p, stack)
     }
 
-    /// A stack of at least `req`, allocated only when `req` exceeds every earlier one.
+    /// A stack of at least `req`, allocated only when `req` needs more bytes or a larger
+    /// alignment (faer's matrices in it are aligned to 64 bytes) than every earlier one.
     fn stack(&mut self, req: StackReq) -> &mut MemStack {
-        if self.bytes < req.size_bytes() {
+        if self.bytes < req.size_bytes() || self.align < req.align_bytes() {
             self.mem = None;
-            self.bytes = req.size_bytes();
+            self.bytes = self.bytes.max(req.size_bytes());
+            self.align = self.align.max(req.align_bytes()).max(1);
         }
-        MemStack::new(self.mem.get_or_insert_with(|| MemBuffer::new(req)))
+        let grown = StackReq::new_aligned::<u8>(self.bytes, self.align);
+        MemStack::new(self.mem.get_or_insert_with(|| MemBuffer::new(grown)))
     }
 
     /// `x` with `a x = b` from the row-major `m × m` Cholesky factor `c` of `a` and the
@@ -128,7 +134,7 @@ impl Workspace {
             "solve",
             &[("a", a.len(), mm), ("b", b.len(), mk), ("x", x.len(), mk)],
         )?;
-        let stack = self.stack(solve_scratch::<T>(m, p));
+        let stack = self.stack(solve_scratch::<T>(m, k, p));
         solve_one(a, b, x, (m, k), p, stack)
     }
 

@@ -595,3 +595,120 @@ fn multi_output_ops_in_parallel_batches_match_single_calls() {
     let u = mat_at(&f[0], nb - 1);
     close("U orthogonal", &u.t().mul(&u).d, &M::eye(n).d, TOL);
 }
+
+/// `x` with `a x = b` as faer's `PartialPivLu` solves it (a fresh factorisation and right-hand
+/// side per call), row-major: what `solve` and `inv` computed above order 16 before they
+/// factored in the caller's workspace.
+fn faer_lu_solve<T: la::Real>(a: faer::MatRef<'_, T>, b: faer::MatRef<'_, T>) -> Vec<T> {
+    use faer::prelude::Solve;
+    let x = a.partial_piv_lu().solve(b);
+    let mut out = Vec::with_capacity(x.nrows() * x.ncols());
+    for i in 0..x.nrows() {
+        for j in 0..x.ncols() {
+            out.push(x[(i, j)]);
+        }
+    }
+    out
+}
+
+/// The row-major `r × c` matrix `v`.
+fn rows<T: la::Real>(v: &[T], r: usize, c: usize) -> faer::MatRef<'_, T> {
+    faer::MatRef::from_row_major_slice(v, r, c)
+}
+
+/// The symmetric matrix of `a`'s lower triangle, row-major.
+fn lower_symmetric<T: Copy>(a: &[T], m: usize) -> Vec<T> {
+    (0..m * m)
+        .map(|e| {
+            let (i, j) = (e / m, e % m);
+            a[i.max(j) * m + i.min(j)]
+        })
+        .collect()
+}
+
+/// `solve` (general, transposed, symmetric) and `inv` above order 16, as ops and through a
+/// [`la::Workspace`] kept across calls, bit for bit the results of faer's `PartialPivLu`.
+fn large_solves_are_faers<T: la::Real>(rng: &mut Rng) {
+    // The workspace first serves a small solve and a large determinant (other sizes and
+    // alignments), then the large solves, growing and shrinking.
+    let mut ws = la::Workspace::new();
+    let small: Vec<T> = [2.0, 1.0, 1.0, 3.0].into_iter().map(T::lit).collect();
+    let mut x = [T::lit(0.0); 2];
+    ws.solve(
+        &small,
+        &small[..2],
+        &mut x,
+        (2, 1),
+        &la::SolveParams::default(),
+    )
+    .expect("solves");
+    let big: Vec<T> = rng.vec(60 * 60).into_iter().map(T::lit).collect();
+    ws.det(&big, 60).expect("a determinant");
+    for (m, k) in [(17, 1), (24, 3), (40, 2), (70, 5), (17, 2)] {
+        let mut a: Vec<f64> = rng.vec(m * m);
+        for i in 0..m {
+            a[i * m + i] += 2.0;
+        }
+        let a: Vec<T> = a.into_iter().map(T::lit).collect();
+        let b: Vec<T> = rng.vec(m * k).into_iter().map(T::lit).collect();
+        let at = Tensor::from_slice(&a, &[m, m]).expect("a");
+        let bt = Tensor::from_slice(&b, &[m, k]).expect("b");
+        let eye: Vec<T> = (0..m * m)
+            .map(|e| T::lit(if e / m == e % m { 1.0 } else { 0.0 }))
+            .collect();
+        let sym = lower_symmetric(&a, m);
+        let cases = [
+            (
+                la::AssumeA::General,
+                false,
+                faer_lu_solve(rows(&a, m, m), rows(&b, m, k)),
+            ),
+            (
+                la::AssumeA::General,
+                true,
+                faer_lu_solve(rows(&a, m, m).transpose(), rows(&b, m, k)),
+            ),
+            (
+                la::AssumeA::Symmetric,
+                false,
+                faer_lu_solve(rows(&sym, m, m), rows(&b, m, k)),
+            ),
+        ];
+        for (assume_a, transposed, want) in cases {
+            let what = format!("{assume_a:?}, transposed {transposed}, order {m}");
+            let p = la::SolveParams {
+                assume_a,
+                lower: true,
+                transposed,
+                b_ndim: None,
+            };
+            let got = one(la::solve(&[&at, &bt], &p)).to_vec_as::<T>();
+            assert!(got == want, "{what}: the op");
+            let mut x = vec![T::lit(0.0); m * k];
+            ws.solve(&a, &b, &mut x, (m, k), &p).expect("solves");
+            assert!(x == want, "{what}: the workspace");
+        }
+        let want = faer_lu_solve(rows(&a, m, m), rows(&eye, m, m));
+        let got = one(la::inv(&[&at])).to_vec_as::<T>();
+        assert!(got == want, "inv of order {m}: the op");
+        let mut x = vec![T::lit(0.0); m * m];
+        ws.inv(&a, &mut x, m).expect("inverts");
+        assert!(x == want, "inv of order {m}: the workspace");
+        // A zero column: an exact zero pivot, the same error either way.
+        let mut singular = a.clone();
+        (0..m).for_each(|i| singular[i * m + 3] = T::lit(0.0));
+        let op = la::inv(&[&Tensor::from_slice(&singular, &[m, m]).expect("a")]);
+        let ours = ws.inv(&singular, &mut x, m);
+        assert_eq!(
+            op.expect_err("singular").to_string(),
+            ours.expect_err("singular").to_string()
+        );
+    }
+}
+
+#[test]
+fn solve_and_inv_above_order_16_are_faers_partial_pivoting_lu_bit_for_bit() {
+    let mut rng = Rng(17);
+    large_solves_are_faers::<f64>(&mut rng);
+    large_solves_are_faers::<f32>(&mut rng);
+}

@@ -3,7 +3,8 @@
 //! are exactly specified, so every case is compared bit for bit with the interpreter's loop:
 //! the trajectories and every step's generator (the last one is the final state). Covered:
 //! normal, uniform, integers and poisson draws; gamma, binomial, pareto (`float32`),
-//! half-normal of scale 0, Student's t, categorical; draws with a `size`, with parameters that broadcast, with parameters computed from the state this step, several draws chained on one
+//! half-normal of scale 0, Student's t, categorical; permutations and choices without
+//! replacement (with `p`, of `arange(a)` and of an array's rows); draws with a `size`, with parameters that broadcast, with parameters computed from the state this step, several draws chained on one
 //! generator; the gradient of a reparametrised draw; a draw whose parameter is invalid at some
 //! step, reported by the interpreter naming the step.
 
@@ -512,4 +513,52 @@ fn an_invalid_covariance_or_alpha_at_some_step_is_reported_by_the_interpreter() 
         let (g, vals) = recurrence(step, (DType::F64, &[], f64s(&[2.5], &[1])), &[other], 1, 5);
         assert_reported_by_the_interpreter(&g, vals, "step 2 of");
     }
+}
+
+/// An int64 vector constant.
+fn i64s(v: &[i64]) -> Var {
+    Var::constant(Tensor::from_slice(v, &[v.len()]).expect("ints"))
+}
+
+/// Permutations and choices without replacement: `x ← 0.9·permutation(x) + u` (the entries
+/// of the state, extents 5, shuffled); mapped, a shuffled `arange(6)`, a `size` (3,) of
+/// shuffles of the state, a (2, 2) sample of `arange(10)`, 3 of the rows of `o[0]` (4 × 2), 3
+/// of `arange(5)` with probabilities `softmax(x)` computed this step, and 2 of the entries
+/// of the state with probabilities `o[1]` (one of them 0).
+fn shuffles(x: &Var, r: &Var, o: &[Var]) -> (Var, Var, Vec<Var>) {
+    use Distribution::{ChoiceWithoutReplacement as Choice, ChoiceWithoutReplacementP as P};
+    let (r, shuffled) = draw_of(Distribution::Permutation, r, None, std::slice::from_ref(x));
+    let six = Var::int_constant(6);
+    let (r, arange) = draw_of(Distribution::Permutation, &r, None, &[six]);
+    let three = size(&[3]);
+    let (r, sized) = draw_of(
+        Distribution::Permutation,
+        &r,
+        Some(&three),
+        std::slice::from_ref(x),
+    );
+    let ten = Var::int_constant(10);
+    let (r, sample) = draw_of(Choice, &r, None, &[ten, i64s(&[2, 2])]);
+    let (r, rows) = draw_of(Choice, &r, None, &[o[0].clone(), i64s(&[3])]);
+    let e = x.exp();
+    let p = &e / &e.sum(None);
+    let five = Var::int_constant(5);
+    let (r, weighted) = draw_of(P, &r, None, &[five, p, i64s(&[3])]);
+    let (r, entries) = draw_of(P, &r, None, &[x.clone(), o[1].clone(), i64s(&[2])]);
+    let (r, u) = random::uniform(&r, &c(-0.1), &c(0.1), Some(&size(&[5]))).expect("uniform");
+    let moved = &(&shuffled * 0.9) + &u;
+    (
+        moved,
+        r,
+        vec![arange, sized, sample, rows, weighted, entries],
+    )
+}
+
+#[test]
+fn loops_drawing_permutations_and_choices_run_as_staged_c_loops_with_the_interpreters_draws() {
+    let rows = f64s(&[0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5], &[4, 2]);
+    let p = f64s(&[0.1, 0.0, 0.4, 0.3, 0.2], &[5]);
+    let x0 = f64s(&[0.1, 0.2, -0.3, 0.4, -0.5], &[1, 5]);
+    let (g, vals) = recurrence(shuffles, (DType::F64, &[5], x0), &[rows, p], 220, 9);
+    assert_draws_equal("permutations and choices", &g, &vals);
 }

@@ -26,6 +26,21 @@ impl Generator {
     /// random order, by NumPy's tail shuffle (large populations, large samples) or Floyd's
     /// algorithm followed by a shuffle.
     pub fn choice_without_replacement(&mut self, pop_size: usize, size: usize) -> Result<Vec<i64>> {
+        let mut out = vec![0; size];
+        self.choice_without_replacement_into(pop_size, &mut out, &mut ChoiceScratch::default())?;
+        Ok(out)
+    }
+
+    /// [`Self::choice_without_replacement`] of `out.len()` indices written into `out`, with
+    /// the tail shuffle's `arange` and Floyd's set of taken indices kept in `scratch`
+    /// between calls (a caller drawing again allocates nothing once they have grown).
+    pub fn choice_without_replacement_into(
+        &mut self,
+        pop_size: usize,
+        out: &mut [i64],
+        scratch: &mut ChoiceScratch,
+    ) -> Result<()> {
+        let size = out.len();
         if size > pop_size {
             return Err(RandomError::new(
                 "size",
@@ -35,21 +50,24 @@ impl Generator {
             ));
         }
         if pop_size > TAIL_SHUFFLE_POPULATION && size > pop_size / TAIL_SHUFFLE_FRACTION {
-            let mut idx: Vec<i64> = (0..pop_size as i64).collect();
-            self.shuffle_int(&mut idx, (pop_size - size).max(1));
-            return Ok(idx.split_off(pop_size - size));
+            let idx = &mut scratch.arange;
+            idx.clear();
+            idx.extend(0..pop_size as i64);
+            self.shuffle_int(idx, (pop_size - size).max(1));
+            out.copy_from_slice(&idx[pop_size - size..]);
+            return Ok(());
         }
-        let mut out = Vec::with_capacity(size);
-        let mut taken = HashSet::with_capacity(size);
-        for j in pop_size - size..pop_size {
+        let taken = &mut scratch.taken;
+        taken.clear();
+        for (o, j) in out.iter_mut().zip(pop_size - size..pop_size) {
             let val = self.bounded_u64(j as u64, BoundedMethod::Lemire) as i64;
             // Floyd: a value already taken is replaced by `j`, which cannot be.
             let pick = if taken.insert(val) { val } else { j as i64 };
             taken.insert(pick);
-            out.push(pick);
+            *o = pick;
         }
-        self.shuffle_int(&mut out, 1);
-        Ok(out)
+        self.shuffle_int(out, 1);
+        Ok(())
     }
 
     /// `choice(len(p), size, replace=False, p=p)`: `size` distinct indices drawn with
@@ -57,7 +75,21 @@ impl Generator {
     /// the normalized `cumsum` of `p` with the indices taken so far zeroed, keep the new
     /// distinct indices in order of first appearance, repeat until `size` are taken.
     pub fn choice_without_replacement_p(&mut self, p: &[f64], size: usize) -> Result<Vec<i64>> {
-        let pop_size = p.len();
+        let mut out = vec![0; size];
+        self.choice_without_replacement_p_into(p, &mut out, &mut ChoiceScratch::default())?;
+        Ok(out)
+    }
+
+    /// [`Self::choice_without_replacement_p`] of `out.len()` indices written into `out`, with
+    /// the zeroed copy of `p`, its `cumsum`, the uniforms and the set of indices seen kept in
+    /// `scratch` between calls.
+    pub fn choice_without_replacement_p_into(
+        &mut self,
+        p: &[f64],
+        out: &mut [i64],
+        scratch: &mut ChoiceScratch,
+    ) -> Result<()> {
+        let (pop_size, size) = (p.len(), out.len());
         if size > pop_size {
             return Err(RandomError::new(
                 "size",
@@ -73,32 +105,60 @@ impl Generator {
                 "Fewer non-zero entries in p than size",
             ));
         }
-        let mut p = p.to_vec();
-        let mut found: Vec<i64> = Vec::with_capacity(size);
-        let mut cdf = vec![0.0; pop_size];
-        while found.len() < size {
-            let x: Vec<f64> = (0..size - found.len()).map(|_| self.random()).collect();
-            for &f in &found {
-                p[f as usize] = 0.0;
+        let ChoiceScratch {
+            p: weights,
+            cdf,
+            uniforms,
+            taken: seen,
+            ..
+        } = scratch;
+        weights.clear();
+        weights.extend_from_slice(p);
+        cdf.clear();
+        cdf.resize(pop_size, 0.0);
+        let mut found = 0;
+        while found < size {
+            uniforms.clear();
+            uniforms.extend((0..size - found).map(|_| self.random()));
+            for &f in &out[..found] {
+                weights[f as usize] = 0.0;
             }
             let mut acc = 0.0;
-            for (c, &pi) in cdf.iter_mut().zip(&p) {
+            for (c, &pi) in cdf.iter_mut().zip(weights.iter()) {
                 acc += pi;
                 *c = acc;
             }
             let total = acc;
             cdf.iter_mut().for_each(|c| *c /= total);
-            let mut seen = HashSet::new();
-            for u in x {
+            seen.clear();
+            for &u in uniforms.iter() {
                 // `searchsorted(side="right")`: the first entry above `u`.
                 let k = cdf.partition_point(|&c| c <= u) as i64;
                 if seen.insert(k) {
-                    found.push(k);
+                    out[found] = k;
+                    found += 1;
                 }
             }
         }
-        Ok(found)
+        Ok(())
     }
+}
+
+/// The buffers [`Generator::choice_without_replacement_into`] and
+/// [`Generator::choice_without_replacement_p_into`] work in, kept by a caller that draws
+/// again so that drawing allocates nothing once they have grown.
+#[derive(Debug, Default)]
+pub struct ChoiceScratch {
+    /// The tail shuffle's `arange(pop_size)`.
+    arange: Vec<i64>,
+    /// The indices taken (Floyd) or seen in one round (with `p`).
+    taken: HashSet<i64>,
+    /// `p` with the indices taken zeroed.
+    p: Vec<f64>,
+    /// The normalized `cumsum` of `p`.
+    cdf: Vec<f64>,
+    /// One round's uniforms.
+    uniforms: Vec<f64>,
 }
 
 /// NumPy's checks of `choice`'s `p`: no NaN, no negative entry, a (Kahan) sum within `atol`

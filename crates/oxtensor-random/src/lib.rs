@@ -77,7 +77,7 @@ pub mod special;
 mod ziggurat;
 
 pub use bounded::BoundedMethod;
-pub use choice::check_probabilities;
+pub use choice::{ChoiceScratch, check_probabilities};
 pub use discrete::POISSON_LAM_MAX;
 pub use error::{
     RandomError, Result, non_negative as check_non_negative, positive as check_positive,

@@ -154,8 +154,16 @@ impl Generator {
 
     /// `permutation(n)`: a shuffled `0..n`.
     pub fn permutation(&mut self, n: usize) -> Vec<i64> {
-        let mut v: Vec<i64> = (0..n as i64).collect();
-        self.shuffle(&mut v);
+        let mut v = vec![0; n];
+        self.permutation_into(&mut v);
         v
+    }
+
+    /// [`Self::permutation`] of `out.len()` written into `out`.
+    pub fn permutation_into(&mut self, out: &mut [i64]) {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = i as i64;
+        }
+        self.shuffle(out);
     }
 }

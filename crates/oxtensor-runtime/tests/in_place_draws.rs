@@ -1,7 +1,8 @@
 //! [`InPlaceDraws`], the allocation-free draws a staged loop's host call makes, against the
 //! interpreter's random kernel: for the distributions it takes (scalar ones, categoricals,
-//! beta-binomials, Dirichlet, multinomial and the three methods of the multivariate normal,
-//! with and without a `size`, parameters broadcast or shared), the same draws and the same
+//! beta-binomials, Dirichlet, multinomial, the three methods of the multivariate normal,
+//! permutations and choices without replacement, with and without a `size`, parameters
+//! broadcast or shared), the same draws and the same
 //! next generator, bit for bit, the same errors; for those it does not take, `None`, so the caller runs the kernel.
 
 use oxtensor_data::{DType, Tensor};
@@ -339,6 +340,181 @@ fn other_draws_are_left_to_the_kernel() {
     // A covariance that does not match the mean: the kernel reports it.
     let r = op(Distribution::MvNormal, DType::F64, None);
     assert!(InPlaceDraws::new(r, &[(DType::F64, &[3]), (DType::F64, &[2, 2])], &[]).is_none());
+    // A permutation of an integer n laid out with no extent, or with a size.
     let r = op(Distribution::Permutation, DType::I64, None);
     assert!(InPlaceDraws::new(r, &[(DType::I64, &[])], &[]).is_none());
+    let r = op(Distribution::Permutation, DType::I64, Some(1));
+    assert!(InPlaceDraws::new(r, &[(DType::I64, &[])], &[2, 3]).is_none());
+    // A choice whose draw's trailing extents are not those of `a`'s rows.
+    let r = op(Distribution::ChoiceWithoutReplacement, DType::F64, None);
+    let params: [(DType, &[usize]); 2] = [(DType::F64, &[6, 2]), (DType::I64, &[1])];
+    assert!(InPlaceDraws::new(r, &params, &[3, 3]).is_none());
+}
+
+/// Draws the permutation or choice `r` from `params` into a draw of extents `shape` both
+/// ways, with the same `InPlaceDraws` for generators seeded each of `seeds` in turn (its
+/// scratch kept), and checks the draws and next generators agree bit for bit.
+fn agree_shuffle(what: &str, r: RandomOp, size: &[i64], params: &[Tensor], shape: &[usize]) {
+    let shapes: Vec<(DType, &[usize])> = params.iter().map(|p| (p.dtype(), p.shape())).collect();
+    let mut draws = InPlaceDraws::new(r, &shapes, shape)
+        .unwrap_or_else(|| panic!("{what}: InPlaceDraws takes it"));
+    assert!(draws.reads_whole_params(), "{what}");
+    for seed in [3, 4, 5] {
+        let rng = generator_to_tensor(&default_rng(seed));
+        let size_t = Tensor::from_slice(size, &[size.len()]).expect("size");
+        let mut inputs = vec![&rng, &size_t];
+        inputs.extend(params);
+        let want = random(&r, &inputs).expect("the kernel draws");
+        for (k, p) in params.iter().enumerate() {
+            if p.dtype().is_int() {
+                draws.load_param(k, p.to_vec_as::<i64>().into_iter());
+            } else {
+                draws.load_param(k, p.to_vec_as::<f64>().into_iter());
+            }
+        }
+        let next = draws
+            .draw(&rng.to_vec_as::<u64>(), size)
+            .expect("InPlaceDraws draws");
+        assert_eq!(
+            next.to_vec(),
+            want[0].to_vec_as::<u64>(),
+            "{what}, seed {seed}: the next generator"
+        );
+        assert_eq!(want[1].shape(), shape, "{what}: the draw's extents");
+        assert_eq!(
+            draws.count(),
+            want[1].numel(),
+            "{what}: the number of draws"
+        );
+        if r.dtype.is_int() {
+            let mut got = vec![0i64; draws.count()];
+            draws.write(&mut got);
+            assert_eq!(got, want[1].to_vec_as::<i64>(), "{what}, seed {seed}");
+        } else {
+            let mut got = vec![0.0f64; draws.count()];
+            draws.write(&mut got);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want[1].to_vec_as::<f64>()),
+                "{what}, seed {seed}"
+            );
+        }
+    }
+}
+
+fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
+    Tensor::from_slice(v, shape).expect("tensor")
+}
+
+#[test]
+fn permutations_draw_what_the_kernel_draws() {
+    let perm = |dtype, size_ndim| op(Distribution::Permutation, dtype, size_ndim);
+    let n = i64s(&[7], &[]);
+    agree_shuffle("n = 7", perm(DType::I64, None), &[], &[n], &[7]);
+    let none = i64s(&[0], &[]);
+    agree_shuffle("n = 0", perm(DType::I64, None), &[], &[none], &[0]);
+    let x: Vec<f64> = (0..10).map(|i| f64::from(i) * 0.5 - 1.25).collect();
+    let x = f64s(&x, &[5, 2]);
+    agree_shuffle("rows of x", perm(DType::F64, None), &[], &[x], &[5, 2]);
+    // Integers beyond float64's 53 bits are copied exactly; each batch element shuffled.
+    let big = i64s(&[(1 << 60) + 1, (1 << 60) + 2, -3, (1 << 62) + 7], &[4]);
+    agree_shuffle(
+        "size (3,)",
+        perm(DType::I64, Some(1)),
+        &[3],
+        &[big],
+        &[3, 4],
+    );
+    // An n other than the one laid out is an error, not another draw.
+    let r = perm(DType::I64, None);
+    let mut draws = InPlaceDraws::new(r, &[(DType::I64, &[])], &[7]).expect("taken");
+    draws.load_param(0, [6i64].into_iter());
+    let rng = generator_to_tensor(&default_rng(1)).to_vec_as::<u64>();
+    assert!(draws.draw(&rng, &[]).is_err());
+}
+
+#[test]
+fn choices_without_replacement_draw_what_the_kernel_draws() {
+    let choice = |dtype| op(Distribution::ChoiceWithoutReplacement, dtype, None);
+    let weighted = |dtype| op(Distribution::ChoiceWithoutReplacementP, dtype, None);
+    let ten = i64s(&[10], &[]);
+    let sample = i64s(&[2, 3], &[2]);
+    let params = [ten.clone(), sample.clone()];
+    agree_shuffle(
+        "Floyd from arange(10)",
+        choice(DType::I64),
+        &[],
+        &params,
+        &[2, 3],
+    );
+    let whole = [ten, i64s(&[10], &[1])];
+    agree_shuffle("all of arange(10)", choice(DType::I64), &[], &whole, &[10]);
+    let large = [i64s(&[20_000], &[]), i64s(&[6000], &[1])];
+    agree_shuffle("tail shuffle", choice(DType::I64), &[], &large, &[6000]);
+    let rows: Vec<f32> = (0..12).map(|i| i as f32 * 0.25).collect();
+    let rows = Tensor::from_slice(&rows, &[6, 2]).expect("a");
+    let four = i64s(&[4], &[1]);
+    let params = [rows.clone(), four.clone()];
+    agree_shuffle(
+        "rows of a float32 a",
+        choice(DType::F32),
+        &[],
+        &params,
+        &[4, 2],
+    );
+    let p = f64s(&[0.1, 0.2, 0.3, 0.25, 0.15], &[5]);
+    let params = [i64s(&[5], &[]), p.clone(), i64s(&[3], &[1])];
+    agree_shuffle("with p", weighted(DType::I64), &[], &params, &[3]);
+    let sparse = f64s(&[0.0, 0.5, 0.0, 0.25, 0.25, 0.0], &[6]);
+    let params = [rows, sparse, i64s(&[3], &[1])];
+    agree_shuffle(
+        "rows with p, zeros",
+        weighted(DType::F32),
+        &[],
+        &params,
+        &[3, 2],
+    );
+    // The kernel's errors: a sample larger than the population, probabilities that do not
+    // sum to one, fewer non-zero probabilities than the sample.
+    for (what, r, params, shape) in [
+        (
+            "too large",
+            choice(DType::I64),
+            vec![i64s(&[3], &[]), four.clone()],
+            vec![4],
+        ),
+        (
+            "p sums to 1.1",
+            weighted(DType::I64),
+            vec![i64s(&[2], &[]), f64s(&[0.5, 0.6], &[2]), i64s(&[1], &[1])],
+            vec![1],
+        ),
+        (
+            "too few non-zero p",
+            weighted(DType::I64),
+            vec![
+                i64s(&[5], &[]),
+                f64s(&[0.0, 0.5, 0.0, 0.5, 0.0], &[5]),
+                i64s(&[3], &[1]),
+            ],
+            vec![3],
+        ),
+    ] {
+        let shapes: Vec<(DType, &[usize])> =
+            params.iter().map(|p| (p.dtype(), p.shape())).collect();
+        let mut draws = InPlaceDraws::new(r, &shapes, &shape).expect("taken");
+        for (k, p) in params.iter().enumerate() {
+            draws.load_param(k, p.to_vec_as::<f64>().into_iter());
+        }
+        let rng = generator_to_tensor(&default_rng(1));
+        let size = Tensor::from_slice::<i64>(&[], &[0]).expect("size");
+        let mut inputs = vec![&rng, &size];
+        inputs.extend(&params);
+        let kernel = random(&r, &inputs).expect_err("the kernel refuses");
+        let ours = draws
+            .draw(&rng.to_vec_as::<u64>(), &[])
+            .expect_err("InPlaceDraws refuses");
+        assert_eq!(ours.to_string(), kernel.to_string(), "{what}");
+    }
 }

@@ -1,5 +1,6 @@
 //! A host call of a random draw of a scalar distribution, a categorical, a beta-binomial, a
-//! Dirichlet, a multinomial or a multivariate normal: instead of packing its operands into tensors for
+//! Dirichlet, a multinomial, a multivariate normal, a permutation or a choice without
+//! replacement: instead of packing its operands into tensors for
 //! `eval_node`, it reads the generator's words and the parameters straight from the loop's
 //! buffers into an [`InPlaceDraws`] (the interpreter kernel's own drawing loops, with their
 //! buffers kept between steps) and writes the next generator and the draws into the loop's
@@ -82,7 +83,13 @@ impl DrawCall {
             .iter()
             .zip(&dtypes[2..])
             .enumerate()
-            .map(|(k, (l, &dtype))| broadcast(l, batch, r.dist.param_core_ndims(k), dtype))
+            .map(|(k, (l, &dtype))| {
+                if draws.reads_whole_params() {
+                    broadcast(l, &[], l.shape.len(), dtype)
+                } else {
+                    broadcast(l, batch, r.dist.param_core_ndims(k), dtype)
+                }
+            })
             .collect::<Option<Vec<_>>>()?;
         Some(DrawCall {
             draws,

@@ -169,7 +169,7 @@ enum InPlace {
 /// run on the caller's row-major buffers: the kernel the interpreter's [`linalg`] runs for
 /// each matrix (`oxtensor_linalg::Workspace`), over the broadcast batch in the same order,
 /// with its workspace kept between calls, so a staged loop's host call computes each step
-/// without allocating (but a `solve` or `inv` above order 16) and gets the interpreter's
+/// without allocating (but a positive definite `solve` above order 16) and gets the interpreter's
 /// values bit for bit, and its errors.
 pub struct InPlaceLinalg {
     op: InPlace,

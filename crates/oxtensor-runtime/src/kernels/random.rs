@@ -16,6 +16,7 @@ use oxtensor_random::{Generator, Pcg64, Pcg64State, RandomError};
 mod in_place;
 mod mvnormal;
 mod scalar;
+mod shuffle;
 
 pub use in_place::InPlaceDraws;
 

@@ -2,10 +2,12 @@
 //! its parameter columns, its draws and its scratch kept between calls, so a caller that
 //! fills the parameters in place (a staged loop's host call) draws allocating nothing. It runs
 //! the interpreter kernel's own loops ([`draw_scalars`], `categoricals`, `betabinom`,
-//! `dirichlets`, `multinomials`, [`mvnormal::mv_normal`]), so both draw the same values bit for bit and
-//! leave the generator in the same state.
+//! `dirichlets`, `multinomials`, [`mvnormal::mv_normal`], and for a permutation or a choice
+//! without replacement the generator's `_into` samplers in [`Shuffle`]), so both draw the
+//! same values bit for bit and leave the generator in the same state.
 
 use super::scalar::{Draws, draw_scalars, is_scalar};
+use super::shuffle::Shuffle;
 use super::{
     Column, Narrow, bad, betabinom, categoricals, dirichlets, generator_from_words,
     generator_words, multinomials, mvnormal,
@@ -15,7 +17,8 @@ use oxtensor_data::{DType, Element, broadcast_shapes};
 use oxtensor_graph::random::{Distribution, RNG_WORDS, RandomOp};
 
 /// Draws of one random node of a scalar distribution, a categorical, a beta-binomial, a
-/// Dirichlet, a multinomial or a multivariate normal (any method) over a batch shape fixed in advance: a
+/// Dirichlet, a multinomial, a multivariate normal (any method), a permutation or a choice
+/// without replacement (with or without `p`) over a batch shape fixed in advance: a
 /// caller fills the parameters in place ([`Self::load_param`]), draws ([`Self::draw`]) and
 /// copies the draws out ([`Self::write`]). Drawing again allocates nothing, except a
 /// multivariate normal's `svd` or `eigh` factoring of a covariance that changed.
@@ -35,6 +38,8 @@ pub struct InPlaceDraws {
     mv: mvnormal::MvScratch,
     /// A beta-binomial's probabilities, drawn before its binomials.
     probabilities: Vec<f64>,
+    /// A permutation's or a choice's sample (its parameters are then read whole, once).
+    shuffle: Option<Shuffle>,
 }
 
 impl InPlaceDraws {
@@ -44,8 +49,20 @@ impl InPlaceDraws {
     /// normal's covariance is not square over its mean, or (without a `size`) the
     /// parameters' broadcast batch shape is not `batch`: the kernel then draws (or reports the
     /// error).
+    ///
+    /// A permutation or a choice has no support dimension the graph tells apart: `batch` is
+    /// then its whole draw's shape, which [`Shuffle::new`] splits into a permutation's `size`
+    /// and the rows of `x` (a choice has no batch shape).
     pub fn new(r: RandomOp, params: &[(DType, &[usize])], batch: &[usize]) -> Option<InPlaceDraws> {
         let dist = r.dist;
+        if matches!(
+            dist,
+            Distribution::Permutation
+                | Distribution::ChoiceWithoutReplacement
+                | Distribution::ChoiceWithoutReplacementP
+        ) {
+            return Self::shuffle(r, params, batch);
+        }
         let vector = matches!(dist, Distribution::Dirichlet | Distribution::Multinomial)
             || dist.is_mv_normal();
         if !(is_scalar(dist)
@@ -137,7 +154,57 @@ impl InPlaceDraws {
             int_out,
             mv: mvnormal::MvScratch::default(),
             probabilities: Vec::new(),
+            shuffle: None,
         })
+    }
+
+    /// [`Self::new`] for a permutation or a choice drawing a sample of extents `shape`: each
+    /// parameter is one column of all its values (also held as integers when its dtype is
+    /// an integer one, so they are copied exactly).
+    fn shuffle(r: RandomOp, params: &[(DType, &[usize])], shape: &[usize]) -> Option<InPlaceDraws> {
+        let (shuffle, batch) = Shuffle::new(r, params, shape)?;
+        let mut floats = Vec::new();
+        let mut ints = Vec::new();
+        let mut int_slot = Vec::new();
+        for &(dtype, extents) in params {
+            let len: usize = extents.iter().product();
+            floats.push(Column {
+                values: vec![0.0; len],
+                core: len,
+                repeated: true,
+            });
+            if dtype.is_int() {
+                int_slot.push(Some(ints.len()));
+                ints.push(Column {
+                    values: vec![0; len],
+                    core: len,
+                    repeated: true,
+                });
+            } else {
+                int_slot.push(None);
+            }
+        }
+        Some(InPlaceDraws {
+            r,
+            batch,
+            support: shuffle.support(),
+            floats,
+            ints,
+            int_slot,
+            arrays: false,
+            narrow: Narrow::default(),
+            float_out: Vec::new(),
+            int_out: Vec::new(),
+            mv: mvnormal::MvScratch::default(),
+            probabilities: Vec::new(),
+            shuffle: Some(shuffle),
+        })
+    }
+
+    /// True for a permutation or a choice, whose parameters are read whole and once (their
+    /// extents are those given to [`Self::new`]), not broadcast to the batch shape.
+    pub fn reads_whole_params(&self) -> bool {
+        self.shuffle.is_some()
     }
 
     /// The number of values drawn: the batch shape's element count times the support's
@@ -195,6 +262,10 @@ impl InPlaceDraws {
         }
         let mut g = generator_from_words(words)?;
         let count: usize = self.batch.iter().product();
+        if let Some(shuffle) = &mut self.shuffle {
+            shuffle.draw(&mut g, &self.floats, &self.ints, &self.int_slot)?;
+            return Ok(generator_words(&g));
+        }
         match dist {
             Distribution::Categorical => {
                 categoricals(
@@ -239,7 +310,12 @@ impl InPlaceDraws {
     /// Copies the last draws into `out`, converted to its element type as the kernel casts
     /// them to the op's dtype.
     pub fn write<T: Element>(&self, out: &mut [T]) {
-        if self.r.dist.is_discrete() {
+        if let Some(shuffle) = &self.shuffle {
+            let int_values = self.int_slot.first().copied().flatten();
+            let int_values = int_values.and_then(|j| self.ints.get(j));
+            let floats = self.floats.first().map_or(&[][..], |c| c.values.as_slice());
+            shuffle.write(out, floats, int_values.map(|c| c.values.as_slice()));
+        } else if self.r.dist.is_discrete() {
             for (o, &v) in out.iter_mut().zip(&self.int_out) {
                 *o = T::cast_from(v);
             }
