@@ -87,9 +87,7 @@ impl Lowering {
     pub(super) fn branch(&mut self, node: &Arc<Node>, b: &IfElse) -> Option<()> {
         let snapshot = self.snapshot();
         let block = self.block;
-        self.depth += 1;
         let lowered = self.branches(node, b);
-        self.depth -= 1;
         self.block = block;
         if lowered.is_none() {
             self.restore(snapshot);

@@ -29,12 +29,11 @@ pub(super) struct Lowering {
     /// The value each input (placeholder) of the graph being lowered is: the step's own
     /// inputs, or an inlined body's operands (see `super::staged_branch`).
     pub inputs: Vec<usize>,
-    /// The first stage of the branch being lowered (0 outside branches): a rule that moves or
-    /// changes an earlier stage (folding a sum into a product) must not reach across a
-    /// branch's start, which would make the stage conditional or the branch's work not.
+    /// The first stage of the branch being lowered (0 outside branches, where a branch's
+    /// first stage follows its `If` mark): a rule that moves or changes an earlier stage
+    /// (folding a sum into a product) must not reach across a branch's start, which would
+    /// make the stage conditional or the branch's work not.
     pub block: usize,
-    /// How many branches the stages being lowered are inside.
-    pub depth: usize,
 }
 
 /// What the program of a node reads: C arguments (`x0, x1, …` for values, literals for
@@ -57,7 +56,7 @@ impl Lowering {
     /// step-0 values (`crate::staged_index`) evaluate the step's nodes, not a branch's.
     pub(super) fn define(&mut self, v: Var, kind: ValueKind) -> usize {
         let x = self.push(v.ty().clone(), kind);
-        if self.depth == 0 {
+        if self.block == 0 {
             self.values[x].origin = Some(v.clone());
         }
         self.of.insert(v, x);
@@ -346,7 +345,7 @@ impl Lowering {
         let program = elem_program(op, inputs, &args, &out_types)?;
         let known = reads.iter().all(|&(x, _)| self.probeable(x));
         let outs = self.outputs(node, out_ty.ndim())?;
-        if known && self.depth == 0 && outs.iter().all(|&o| one_element(&self.values[o].ty)) {
+        if known && self.block == 0 && outs.iter().all(|&o| one_element(&self.values[o].ty)) {
             self.scalars.extend(outs.iter().copied());
         }
         self.stages.push(Stage::Elem {
@@ -535,7 +534,6 @@ impl StagedLoop {
             zeros: zeros.to_vec(),
             inputs: (0..inputs.len()).collect(),
             block: 0,
-            depth: 0,
         };
         l.lower_graph(s.body.outputs())?;
         let n_outputs = s.n_outputs();
